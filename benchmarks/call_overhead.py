@@ -1,0 +1,85 @@
+"""Per-call overhead at 1 K elements, host wall time: a device op issued asynchronously, and
+NumPy in -> GPU -> NumPy out; with CuPy and PyTorch doing the same in the same run.
+
+    python benchmarks/call_overhead.py [--calls 20000]
+"""
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import gpulab as gl
+from common import require_gpu, save
+
+N = 1024
+
+
+def per_call_us(run, calls, sync, rounds=5):
+    """Median over rounds of (wall time of `calls` calls, then one sync) / calls."""
+    samples = []
+    for r in range(rounds + 1):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            run()
+        sync()
+        if r:
+            samples.append((time.perf_counter() - t0) / calls * 1e6)
+    return statistics.median(samples)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=20000)
+    args = parser.parse_args()
+    require_gpu()
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(N, dtype=np.float32)
+    y = rng.standard_normal(N, dtype=np.float32)
+    dx, dy, dout = gl.to_device(x), gl.to_device(y), gl.to_device(y)
+    calls, few = args.calls, max(1, args.calls // 4)
+    r = {}
+    r["gpulab_async_us"] = per_call_us(lambda: gl.saxpy(2.0, dx, dy), calls, gl.synchronize)
+    r["gpulab_async_out_us"] = per_call_us(lambda: gl.saxpy(2.0, dx, dy, out=dout), calls,
+                                           gl.synchronize)
+    r["gpulab_numpy_us"] = per_call_us(lambda: gl.saxpy(2.0, x, y), few, lambda: None)
+    expect = 2.0 * x.astype(np.float64) + y
+    assert np.allclose(gl.saxpy(2.0, x, y), expect, rtol=1e-6, atol=1e-6)
+    try:
+        import torch
+        tx, ty = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
+        r["torch_async_us"] = per_call_us(lambda: torch.add(ty, tx, alpha=2.0), calls,
+                                          torch.cuda.synchronize)
+        r["torch_numpy_us"] = per_call_us(
+            lambda: torch.add(torch.from_numpy(y).cuda(), torch.from_numpy(x).cuda(),
+                              alpha=2.0).cpu().numpy(), few, lambda: None)
+    except ImportError:
+        pass
+    try:
+        import cupy
+        cx, cy = cupy.asarray(x), cupy.asarray(y)
+        kernel = cupy.ElementwiseKernel("T a, T x, T y", "T z", "z = a * x + y", "peer_saxpy")
+        a32 = np.float32(2.0)
+        sync = cupy.cuda.Device().synchronize
+        r["cupy_async_us"] = per_call_us(lambda: kernel(a32, cx, cy), calls, sync)
+        r["cupy_numpy_us"] = per_call_us(
+            lambda: kernel(a32, cupy.asarray(x), cupy.asarray(y)).get(), few, lambda: None)
+    except ImportError:
+        pass
+    peers_async = [v for k, v in r.items() if k.endswith("_async_us") and "gpulab" not in k]
+    peers_numpy = [v for k, v in r.items() if k.endswith("_numpy_us") and "gpulab" not in k]
+    summary = dict(r)
+    if peers_async:
+        summary["best_peer_async_over_gpulab"] = min(peers_async) / r["gpulab_async_us"]
+    if peers_numpy:
+        summary["best_peer_numpy_over_gpulab"] = min(peers_numpy) / r["gpulab_numpy_us"]
+    for k, v in summary.items():
+        print(f"{k:32s} {v:8.2f}")
+    save("call_overhead", {"n": N, "dtype": "float32", "calls": calls,
+                           "timer": "perf_counter over a loop of calls, one sync at the end"},
+         summary)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+/* CPU variants and host primitives. Plain C, no Python.
+ * Functions return 0 on success and -1 for an unknown variant or dtype. */
+#ifndef GPULAB_CPU_H
+#define GPULAB_CPU_H
+
+#include <stddef.h>
+
+#include "../../cuda/gpulab_cuda.h" /* enum glc_dtype */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Whether the CPU part was compiled with OpenMP, and how many threads it uses. */
+int glcpu_openmp(void);
+int glcpu_max_threads(void);
+
+/* out = a*x + y. variant 100: serial loop; 101: OpenMP + SIMD. */
+int glcpu_saxpy(int variant, int dtype, size_t n, double a, const void *x, const void *y,
+                void *out);
+
+/* C = A + B, row-major. variant 100: serial double loop. */
+int glcpu_matadd(int variant, int dtype, size_t rows, size_t cols, const void *a, const void *b,
+                 void *c);
+
+/* memcpy split over the OpenMP threads (used by the pinned staging ring and the CPU ceiling). */
+void glcpu_parallel_copy(void *dst, const void *src, size_t bytes);
+
+/* Independent FP32 FMA chains on every thread (enough to hide FMA latency); returns the flops
+ * performed. */
+double glcpu_fma_loop(long iterations);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

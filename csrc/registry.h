@@ -1,0 +1,69 @@
+/* The variant registry: one table per lab feeds the dispatch, gl.variants(), the docs and the
+ * tests. */
+#ifndef GL_REGISTRY_H
+#define GL_REGISTRY_H
+
+#include <Python.h>
+
+#include "gpulab_cuda.h"
+
+typedef enum { GL_BACKEND_CUDA = 0, GL_BACKEND_CPU = 1 } gl_backend;
+
+/* Variant flags. */
+#define GL_BEST (1u << 0)          /* the one variant=None picks on its backend */
+#define GL_DETERMINISTIC (1u << 1) /* bit-identical results from run to run */
+
+/* dtype masks, by enum glc_dtype */
+#define GL_DT(code) (1u << (code))
+#define GL_FLOATS (GL_DT(GLC_F32) | GL_DT(GLC_F64))
+
+#define GL_MAX_TUNABLES 2
+#define GL_MAX_TUNABLE_VALUES 16
+
+typedef struct {
+  const char *name;                  /* e.g. "block" */
+  int values[GL_MAX_TUNABLE_VALUES]; /* allowed values, 0-terminated */
+  int default_value;
+} gl_tunable;
+
+typedef struct {
+  int id;
+  const char *name;
+  gl_backend backend;
+  const char *summary;
+  const char *seed;
+  unsigned dtypes; /* mask of GL_DT(glc_dtype) */
+  unsigned flags;
+  gl_tunable tunables[GL_MAX_TUNABLES];
+} gl_variant;
+
+typedef struct {
+  const char *op;
+  const gl_variant *variants;
+  int count;
+} gl_lab;
+
+/* The block sizes every CUDA variant that takes a block accepts unless it says otherwise. */
+#define GL_BLOCKS_POW2 \
+  { 32, 64, 128, 256, 512, 1024, 0 }
+
+/* Every lab's table, in one list (registry.c). */
+extern const gl_lab *const gl_labs[];
+const gl_lab *gl_lab_find(const char *op);
+
+/* Resolves a variant= argument (None, int id or str name) for op. gpu says where the op runs
+ * when variant is None. Returns the variant, or NULL with ValueError/TypeError set. */
+const gl_variant *gl_resolve_variant(const gl_lab *lab, PyObject *variant, int gpu);
+
+/* Resolves a tunable argument (None or int) against the variant's allowed values. Returns 0 and
+ * sets *value, or -1 with ValueError set. A variant without the tunable accepts only None
+ * (*value is then 0). */
+int gl_resolve_tunable(const gl_variant *v, const char *name, PyObject *arg, int *value);
+
+/* Writes "100 serial, 101 openmp_simd" for the CPU variants of op. */
+void gl_registry_cpu_list(const char *op, char *buf, size_t size);
+
+/* Python: _core.variants() -> list of dicts. */
+PyObject *gl_py_variants(PyObject *module, PyObject *unused);
+
+#endif

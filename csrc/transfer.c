@@ -1,0 +1,290 @@
+/* Host <-> device copies. Pageable NumPy memory goes through a ring of pinned staging buffers:
+ * OpenMP threads fill one slot while the copy engine drains another, which beats the driver's
+ * own pageable path (measured: benchmarks/transfer_paths.py). Pinned memory is copied directly. */
+#include <pthread.h>
+#include <string.h>
+
+#include "cpu/gpulab_cpu.h"
+#include "gl.h"
+
+#define RING_MAX_SLOTS 16
+/* Below this, asking CUDA whether memory is pinned costs more than staging it. */
+#define PINNED_QUERY_MIN (256u << 10)
+
+static struct {
+  pthread_mutex_t lock;
+  size_t chunk;
+  int slots;
+  int allocated;
+  unsigned next;
+  void *buf[RING_MAX_SLOTS];
+  glc_event done[RING_MAX_SLOTS];
+} ring = {PTHREAD_MUTEX_INITIALIZER, 8u << 20, 4, 0, 0, {0}, {0}};
+
+size_t gl_pinned_user_bytes = 0;
+
+size_t gl_pinned_staging_bytes(void) { return ring.allocated ? ring.chunk * ring.slots : 0; }
+
+static void ring_free_locked(void) {
+  for (int i = 0; i < RING_MAX_SLOTS; i++) {
+    if (ring.done[i]) {
+      glc_event_synchronize(ring.done[i]);
+      glc_event_destroy(ring.done[i]);
+    }
+    if (ring.buf[i]) glc_host_free(ring.buf[i]);
+    ring.buf[i] = NULL;
+    ring.done[i] = NULL;
+  }
+  ring.allocated = 0;
+}
+
+static int ring_alloc_locked(void) {
+  if (ring.allocated) return 0;
+  for (int i = 0; i < ring.slots; i++) {
+    int code = glc_host_alloc(&ring.buf[i], ring.chunk);
+    if (!code) code = glc_event_create(&ring.done[i], 0);
+    if (code) {
+      ring_free_locked();
+      return code;
+    }
+  }
+  ring.allocated = 1;
+  return 0;
+}
+
+static int staged_h2d(char *dst, const char *src, size_t bytes, glc_stream stream) {
+  int code = ring_alloc_locked();
+  for (size_t off = 0; !code && off < bytes; off += ring.chunk) {
+    size_t len = bytes - off < ring.chunk ? bytes - off : ring.chunk;
+    int slot = ring.next++ % ring.slots;
+    code = glc_event_synchronize(ring.done[slot]);
+    if (code) break;
+    glcpu_parallel_copy(ring.buf[slot], src + off, len);
+    code = glc_memcpy_async(dst + off, ring.buf[slot], len, stream);
+    if (!code) code = glc_event_record(ring.done[slot], stream);
+  }
+  return code;
+}
+
+/* Keeps every slot busy: chunk i + slots is issued as soon as chunk i has been copied out. */
+static int staged_d2h(char *dst, const char *src, size_t bytes, glc_stream stream) {
+  int code = ring_alloc_locked();
+  if (code) return code;
+  size_t chunks = (bytes + ring.chunk - 1) / ring.chunk;
+  unsigned base = ring.next;
+  ring.next += (unsigned)chunks;
+  for (size_t i = 0; !code && i < chunks + ring.slots; i++) {
+    if (i >= (size_t)ring.slots) { /* drain chunk i - slots */
+      size_t k = i - ring.slots;
+      if (k >= chunks) continue;
+      int slot = (base + k) % ring.slots;
+      size_t off = k * ring.chunk, len = bytes - off < ring.chunk ? bytes - off : ring.chunk;
+      code = glc_event_synchronize(ring.done[slot]);
+      if (code) break;
+      glcpu_parallel_copy(dst + off, ring.buf[slot], len);
+    }
+    if (i < chunks) { /* issue chunk i */
+      int slot = (base + i) % ring.slots;
+      size_t off = i * ring.chunk, len = bytes - off < ring.chunk ? bytes - off : ring.chunk;
+      code = glc_event_synchronize(ring.done[slot]);
+      if (!code) code = glc_memcpy_async(ring.buf[slot], src + off, len, stream);
+      if (!code) code = glc_event_record(ring.done[slot], stream);
+    }
+  }
+  return code;
+}
+
+static int registered_copy(void *dst, const void *src, size_t bytes, glc_stream stream,
+                           void *host) {
+  int code = glc_host_register(host, bytes);
+  if (code) return code;
+  code = glc_memcpy_async(dst, src, bytes, stream);
+  int sync = glc_stream_synchronize(stream);
+  int unreg = glc_host_unregister(host);
+  return code ? code : sync ? sync : unreg;
+}
+
+static int resolve_auto(const void *host, size_t bytes) {
+  int pinned = 0;
+  if (bytes >= PINNED_QUERY_MIN && glc_host_is_pinned(host, &pinned) == 0 && pinned)
+    return GL_PATH_DIRECT;
+  return GL_PATH_STAGED;
+}
+
+int gl_h2d(void *dst, const void *src, size_t bytes, glc_stream stream, int path) {
+  if (!bytes) return 0;
+  if (path == GL_PATH_AUTO) path = resolve_auto(src, bytes);
+  switch (path) {
+    case GL_PATH_DIRECT:
+    case GL_PATH_DRIVER:
+      return glc_memcpy_async(dst, src, bytes, stream);
+    case GL_PATH_REGISTER:
+      return registered_copy(dst, src, bytes, stream, (void *)src);
+    default: {
+      pthread_mutex_lock(&ring.lock);
+      int code = staged_h2d(dst, src, bytes, stream);
+      pthread_mutex_unlock(&ring.lock);
+      return code;
+    }
+  }
+}
+
+int gl_d2h(void *dst, const void *src, size_t bytes, glc_stream stream, int path) {
+  if (!bytes) return glc_stream_synchronize(stream);
+  if (path == GL_PATH_AUTO) path = resolve_auto(dst, bytes);
+  switch (path) {
+    case GL_PATH_DIRECT:
+    case GL_PATH_DRIVER: {
+      int code = glc_memcpy_async(dst, src, bytes, stream);
+      return code ? code : glc_stream_synchronize(stream);
+    }
+    case GL_PATH_REGISTER:
+      return registered_copy(dst, src, bytes, stream, dst);
+    default: {
+      pthread_mutex_lock(&ring.lock);
+      int code = staged_d2h(dst, src, bytes, stream);
+      pthread_mutex_unlock(&ring.lock);
+      return code;
+    }
+  }
+}
+
+int gl_copy_path_arg(PyObject *arg, int *path) {
+  static const char *names[] = {"auto", "driver", "staged", "register", "direct"};
+  const char *s = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+  for (int i = 0; s && i < 5; i++)
+    if (strcmp(s, names[i]) == 0) {
+      *path = i;
+      return 0;
+    }
+  PyErr_Format(PyExc_ValueError,
+               "path must be 'auto', 'driver', 'staged', 'register' or 'direct', got %R", arg);
+  return -1;
+}
+
+/* ---- Python: pinned arrays, and the paths for benchmarks ---- */
+
+static void pinned_capsule_destructor(PyObject *capsule) {
+  void *ptr = PyCapsule_GetPointer(capsule, "gpulab.pinned");
+  size_t *bytes = PyCapsule_GetContext(capsule);
+  if (ptr) glc_host_free(ptr);
+  if (bytes) {
+    gl_pinned_user_bytes -= *bytes;
+    PyMem_Free(bytes);
+  }
+}
+
+PyObject *gl_py_pinned_empty(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"shape", "dtype", NULL};
+  PyObject *shape_obj;
+  PyArray_Descr *dtype = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O&:pinned_empty", kwlist, &shape_obj,
+                                   PyArray_DescrConverter2, &dtype))
+    return NULL;
+  if (!dtype) dtype = PyArray_DescrFromType(NPY_FLOAT32);
+  int ndim;
+  Py_ssize_t shape[GL_MAX_NDIM], size;
+  if (gl_shape_arg(shape_obj, &ndim, shape, &size) < 0 || gl_require_gpu(NULL) < 0) {
+    Py_DECREF(dtype);
+    return NULL;
+  }
+  if (PyDataType_ELSIZE(dtype) == 0 || PyDataType_HASFIELDS(dtype) || PyDataType_REFCHK(dtype)) {
+    PyErr_Format(PyExc_TypeError, "pinned_empty: dtype %S is not a plain numeric type",
+                 (PyObject *)dtype);
+    Py_DECREF(dtype);
+    return NULL;
+  }
+  size_t bytes = (size_t)size * PyDataType_ELSIZE(dtype);
+  void *ptr = NULL;
+  /* One byte at least, so that an empty array still owns a real pinned block. */
+  int code = glc_host_alloc(&ptr, bytes ? bytes : 1);
+  if (code) {
+    Py_DECREF(dtype);
+    return gl_raise_cuda(code);
+  }
+  size_t *counted = PyMem_Malloc(sizeof *counted);
+  PyObject *capsule =
+      counted ? PyCapsule_New(ptr, "gpulab.pinned", pinned_capsule_destructor) : NULL;
+  if (!capsule) {
+    PyMem_Free(counted);
+    glc_host_free(ptr);
+    Py_DECREF(dtype);
+    return counted ? NULL : PyErr_NoMemory();
+  }
+  *counted = bytes ? bytes : 1;
+  gl_pinned_user_bytes += *counted;
+  PyCapsule_SetContext(capsule, counted);
+  /* PyArray_NewFromDescr steals dtype. */
+  PyObject *arr =
+      PyArray_NewFromDescr(&PyArray_Type, dtype, ndim, shape, NULL, ptr, NPY_ARRAY_CARRAY, NULL);
+  if (!arr || PyArray_SetBaseObject((PyArrayObject *)arr, capsule) < 0) {
+    Py_XDECREF(arr);
+    Py_DECREF(capsule);
+    return NULL;
+  }
+  return arr;
+}
+
+static PyObject *py_copy_between(PyObject *args, PyObject *kwargs, int to_device) {
+  static char *kwlist[] = {"dst", "src", "path", "stream", NULL};
+  PyObject *dst, *src, *path_obj, *stream_obj = Py_None, *keep = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O", kwlist, &dst, &src, &path_obj,
+                                   &stream_obj))
+    return NULL;
+  int path;
+  glc_stream stream;
+  if (gl_copy_path_arg(path_obj, &path) < 0 || gl_require_gpu(NULL) < 0 ||
+      gl_stream_arg(stream_obj, &stream, &keep) < 0)
+    return NULL;
+  Py_XDECREF(keep);
+  PyObject *host = to_device ? src : dst, *dev = to_device ? dst : src;
+  if (!gl_DeviceArray_Check(dev))
+    return PyErr_Format(PyExc_TypeError, "%s must be a gpulab.DeviceArray",
+                        to_device ? "dst" : "src");
+  if (gl_check_host_array(host, to_device ? "src" : "dst", -1, !to_device) < 0) return NULL;
+  gl_DeviceArrayObject *d = (gl_DeviceArrayObject *)dev;
+  if ((size_t)PyArray_NBYTES((PyArrayObject *)host) != (size_t)d->nbytes)
+    return PyErr_Format(PyExc_ValueError, "dst and src differ in size");
+  void *h = PyArray_DATA((PyArrayObject *)host);
+  int code;
+  Py_BEGIN_ALLOW_THREADS code = to_device ? gl_h2d(d->ptr, h, (size_t)d->nbytes, stream, path)
+                                          : gl_d2h(h, d->ptr, (size_t)d->nbytes, stream, path);
+  Py_END_ALLOW_THREADS if (code) return gl_raise_cuda(code);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_h2d(PyObject *m, PyObject *a, PyObject *k) { return py_copy_between(a, k, 1); }
+static PyObject *py_d2h(PyObject *m, PyObject *a, PyObject *k) { return py_copy_between(a, k, 0); }
+
+static PyObject *py_set_staging(PyObject *m, PyObject *args) {
+  Py_ssize_t chunk;
+  int slots;
+  if (!PyArg_ParseTuple(args, "ni:_set_staging", &chunk, &slots)) return NULL;
+  if (chunk < 4096 || slots < 2 || slots > RING_MAX_SLOTS)
+    return PyErr_Format(PyExc_ValueError, "chunk must be >= 4096 bytes and slots in [2, %d]",
+                        RING_MAX_SLOTS);
+  Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&ring.lock);
+  ring_free_locked();
+  ring.chunk = (size_t)chunk;
+  ring.slots = slots;
+  pthread_mutex_unlock(&ring.lock);
+  Py_END_ALLOW_THREADS Py_RETURN_NONE;
+}
+
+static PyObject *py_pinned_usage(PyObject *m, PyObject *unused) {
+  return Py_BuildValue("{s:n,s:n}", "user", (Py_ssize_t)gl_pinned_user_bytes, "staging",
+                       (Py_ssize_t)gl_pinned_staging_bytes());
+}
+
+PyMethodDef gl_transfer_methods[] = {
+    {"pinned_empty", (PyCFunction)(void (*)(void))gl_py_pinned_empty, METH_VARARGS | METH_KEYWORDS,
+     "pinned_empty(shape, dtype=float32): a NumPy array in page-locked host memory."},
+    {"_h2d", (PyCFunction)(void (*)(void))py_h2d, METH_VARARGS | METH_KEYWORDS,
+     "_h2d(dst, src, path, stream=None): host to device through one named path."},
+    {"_d2h", (PyCFunction)(void (*)(void))py_d2h, METH_VARARGS | METH_KEYWORDS,
+     "_d2h(dst, src, path, stream=None): device to host through one named path; waits."},
+    {"_set_staging", py_set_staging, METH_VARARGS,
+     "_set_staging(chunk_bytes, slots): resize the pinned staging ring."},
+    {"pinned_usage", py_pinned_usage, METH_NOARGS,
+     "Bytes of pinned host memory gpulab holds: {'user': ..., 'staging': ...}."},
+    {NULL}};

@@ -1,0 +1,117 @@
+"""python -m gpulab: device information, then every lab's ladder at a modest size.
+
+    python -m gpulab                 # the main job (CPU variants only when there is no GPU)
+    python -m gpulab info            # the device, like deviceQuery
+    python -m gpulab --json out.json # also save every result with its metadata
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+
+import numpy as np
+
+from . import _core, peers as _peers, registry
+from ._op import OPS
+from .bench import bench
+from .ceilings import ceilings
+from .report import device_table, results_table
+
+
+def _commit():
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        return subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True,
+                              text=True, timeout=5).stdout.strip() or None
+    except Exception:
+        return None
+
+
+def metadata(gpu, args):
+    meta = {
+        "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "commit": _commit(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "build": _core.build_info(),
+        "settings": {"scale": args.scale, "repeat": args.repeat, "peers": not args.no_peers},
+        "peers": {name: _peers.version(name) for name in ("cupy", "torch")},
+        "ceilings": {"cpu": ceilings("cpu")},
+    }
+    if gpu:
+        meta["device"] = _core.device_info(0)
+        meta["ceilings"]["gpu"] = ceilings("gpu")
+    return meta
+
+
+def run_op(name, fn, gpu, args, rng):
+    spec = fn.__gpulab_op__
+    results = []
+    if gpu:
+        n = max(1, int(spec.demo_size["gpu"] * args.scale))
+        host_args = spec.example(n, rng)
+        dev_args = [_core.to_device(a) if isinstance(a, np.ndarray) else a for a in host_args]
+        for v in registry.variants(name):
+            if v.backend == "cuda":
+                results.append(bench(fn, *dev_args, variant=v.id, repeat=args.repeat,
+                                     peers=not args.no_peers))
+    n = max(1, int(spec.demo_size["cpu"] * args.scale))
+    host_args = spec.example(n, rng)
+    for v in registry.variants(name):
+        if v.backend == "cpu":
+            results.append(bench(fn, *host_args, variant=v.id, repeat=max(3, args.repeat // 4)))
+    return results
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m gpulab", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", nargs="?", choices=["run", "info"], default="run")
+    parser.add_argument("--json", metavar="FILE", help="save results and metadata as JSON")
+    parser.add_argument("--scale", type=float, default=1.0, help="problem size factor")
+    parser.add_argument("--repeat", type=int, default=20, help="timed repetitions per variant")
+    parser.add_argument("--no-peers", action="store_true", help="skip CuPy/PyTorch timings")
+    parser.add_argument("--ops", help="comma-separated ops to run (default: all)")
+    args = parser.parse_args(argv)
+
+    gpu = _core.cuda_available()
+    if gpu:
+        print("gpulab on the GPU")
+        print(device_table(_core.device_info(0)))
+    else:
+        status = _core._gpu_status()
+        print(f"gpulab on the CPU: {status}. Running the CPU variants only.")
+    if args.command == "info":
+        print("\nBuild:", json.dumps(_core.build_info(), indent=2))
+        return 0 if gpu else 1
+
+    meta = metadata(gpu, args)
+    for where, c in meta["ceilings"].items():
+        print(f"\nCeiling ({where}, {c['device']}): copy {c['copy_gbps']:.1f} GB/s, "
+              f"FP32 FMA {c['fma_gflops'] / 1e3:.2f} TFLOP/s")
+    wanted = args.ops.split(",") if args.ops else list(OPS)
+    unknown = [w for w in wanted if w not in OPS]
+    if unknown:
+        parser.error(f"unknown ops {unknown}; known: {list(OPS)}")
+    rng = np.random.default_rng(12345)
+    all_results = []
+    for name in wanted:
+        results = run_op(name, OPS[name], gpu, args, rng)
+        all_results += results
+        sizes = sorted({r.size for r in results})
+        print(f"\n== {name}  (n = {', '.join(str(s) for s in sizes)}; x peer = peer time / "
+              f"ours, >1 means gpulab is faster)")
+        print(results_table(results))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"meta": meta, "results": [r.to_dict() for r in all_results]}, f, indent=1)
+        print(f"\nSaved {len(all_results)} results to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""What every op declares next to its code: its name, its cost model and its peers."""
+
+from dataclasses import dataclass
+from typing import Callable, Dict, Optional
+
+
+@dataclass(frozen=True)
+class Cost:
+    """The least work an op must do: bytes moved through memory (each input read once, each
+    output written once) and floating-point operations."""
+
+    bytes: int
+    flops: int
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    cost: Callable[..., Cost]
+    # peer name -> setup(*args, **kw) returning a zero-argument callable that does the same
+    # work on device arrays in that library (CuPy, PyTorch).
+    peers: Dict[str, Callable[..., Callable[[], object]]]
+    # element count, for tables
+    size: Callable[..., int]
+    # example(n, rng) -> NumPy arguments of a problem with about n elements (the main job's)
+    example: Callable[..., tuple]
+    # sizes the main job runs at: on the GPU, and on the CPU
+    demo_size: Dict[str, int]
+
+
+# op name -> function, in the order the ops were defined
+OPS: Dict[str, Callable] = {}
+
+
+def op(name: str, cost: Callable[..., Cost], size: Callable[..., int], example: Callable,
+       demo_size: Dict[str, int], peers: Optional[Dict[str, Callable]] = None):
+    """Marks fn as the gpulab op `name`, so that bench(), sweep() and the main job can run it."""
+
+    def mark(fn):
+        fn.__gpulab_op__ = OpSpec(name, cost, dict(peers or {}), size, example, dict(demo_size))
+        OPS[name] = fn
+        return fn
+
+    return mark
+
+
+def spec_of(fn) -> OpSpec:
+    spec = getattr(fn, "__gpulab_op__", None)
+    if spec is None:
+        raise TypeError(f"{getattr(fn, '__name__', fn)!r} is not a gpulab op; bench() and sweep() "
+                        "time the functions of gpulab (gl.saxpy, gl.matadd, ...)")
+    return spec
+
+
+def numel(x) -> int:
+    """Element count of a NumPy, gpulab, CuPy or PyTorch array."""
+    n = getattr(x, "numel", None)
+    return int(n()) if callable(n) else int(x.size)
+
+
+def nbytes(x) -> int:
+    size = getattr(x, "element_size", None)
+    return numel(x) * int(size()) if callable(size) else int(x.nbytes)

@@ -1,0 +1,58 @@
+"""The variant registry, as Python sees it. The tables live in the C core (csrc/labs/), one per
+lab; this is a read-only view of them."""
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from . import _core
+
+
+@dataclass(frozen=True)
+class Variant:
+    op: str
+    id: int
+    name: str
+    backend: str  # 'cuda' or 'cpu'
+    summary: str
+    seed: str
+    tunables: Dict[str, dict] = field(default_factory=dict)
+    dtypes: tuple = ()
+    best: bool = False
+    deterministic: bool = False
+
+    def __str__(self):
+        return f"{self.op}[{self.id}] {self.name} ({self.backend}): {self.summary}"
+
+
+_ALL = tuple(Variant(**{**d, "dtypes": tuple(d["dtypes"])}) for d in _core.variants())
+
+
+def variants(op: Optional[str] = None) -> List[Variant]:
+    """Every variant of op (or of every op), in ladder order."""
+    if op is None:
+        return list(_ALL)
+    found = [v for v in _ALL if v.op == op]
+    if not found:
+        raise ValueError(f"op: unknown op {op!r}; known: {', '.join(ops())}")
+    return found
+
+
+def ops() -> List[str]:
+    seen = []
+    for v in _ALL:
+        if v.op not in seen:
+            seen.append(v.op)
+    return seen
+
+
+def find(op: str, variant) -> Variant:
+    """The record for variant (an id or a name) of op."""
+    for v in variants(op):
+        if variant == v.id or variant == v.name:
+            return v
+    known = ", ".join(f"{v.id} {v.name}" for v in variants(op))
+    raise ValueError(f"variant: {op} has no variant {variant!r}; known: {known}")
+
+
+def best(op: str, backend: str) -> Variant:
+    return next(v for v in variants(op) if v.backend == backend and v.best)

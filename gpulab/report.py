@@ -1,0 +1,62 @@
+"""Plain-text tables of device information and of bench results."""
+
+from typing import Iterable
+
+from .bench import BenchResult
+
+
+def _size(nbytes):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if nbytes < 1024 or unit == "GiB":
+            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
+        nbytes /= 1024
+
+
+def device_table(info: dict) -> str:
+    rows = [
+        ("Device", f"{info['device']}: {info['name']}"),
+        ("Compute capability", "%d.%d" % tuple(info["compute_capability"])),
+        ("Multiprocessors", info["multiprocessors"]),
+        ("Global memory", _size(info["total_memory"])),
+        ("SM clock (peak)", f"{info['clock_mhz']:.0f} MHz"),
+        ("Memory clock (peak)", f"{info['memory_clock_mhz']:.0f} MHz"),
+        ("Memory bus width", f"{info['memory_bus_width']} bits"),
+        ("L2 cache", _size(info["l2_cache_bytes"])),
+        ("Shared memory per block", f"{_size(info['shared_mem_per_block'])} "
+                                    f"(opt-in {_size(info['shared_mem_per_block_optin'])})"),
+        ("Shared memory per SM", _size(info["shared_mem_per_sm"])),
+        ("Registers per block / per SM", f"{info['registers_per_block']} / "
+                                         f"{info['registers_per_sm']}"),
+        ("Warp size", info["warp_size"]),
+        ("Max threads per block / per SM", f"{info['max_threads_per_block']} / "
+                                           f"{info['max_threads_per_sm']}"),
+        ("Copy engines", info["async_engines"]),
+        ("ECC", "on" if info["ecc"] else "off"),
+        ("PCI bus id", info["pci_bus_id"]),
+        ("Peak memory bandwidth (theory)", f"{info['peak_bandwidth_gbps']:.0f} GB/s"),
+        ("Peak FP32 (theory)", f"{info['peak_fp32_gflops'] / 1e3:.1f} TFLOP/s"),
+        ("Driver / runtime", f"CUDA {info['driver_version']} / {info['runtime_version']}"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)
+
+
+def results_table(results: Iterable[BenchResult]) -> str:
+    results = list(results)
+    peer_names = sorted({p for r in results for p in r.peers})
+    header = ["id", "variant", "backend", "ms", "GB/s", "of copy"] + [f"x {p}" for p in peer_names]
+    rows = []
+    for r in results:
+        row = [str(r.variant), r.variant_name, r.backend + (" +copies" if r.transfers_included
+                                                             else ""),
+               f"{r.median_ms:.4f}", f"{r.gbps:.1f}", f"{r.frac_copy:.3f}"]
+        # peer ratio: >1 means gpulab is faster
+        row += [f"{r.peers[p]['speedup']:.2f}" if p in r.peers else "" for p in peer_names]
+        rows.append(row)
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h)
+              for i, h in enumerate(header)]
+    line = lambda cells: "  ".join(c.rjust(w) if i >= 3 else c.ljust(w)
+                                   for i, (c, w) in enumerate(zip(cells, widths)))
+    out = [line(header), line(["-" * w for w in widths])]
+    out += [line(row) for row in rows]
+    return "\n".join(out)

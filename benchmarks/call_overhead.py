@@ -44,6 +44,12 @@ def main():
     r["gpulab_async_out_us"] = per_call_us(lambda: gl.saxpy(2.0, dx, dy, out=dout), calls,
                                            gl.synchronize)
     r["gpulab_numpy_us"] = per_call_us(lambda: gl.saxpy(2.0, x, y), few, lambda: None)
+    # where the async time goes: the bare C entry point, one CUDA call, one pool alloc + free
+    core = gl._core
+    r["parts_core_saxpy_us"] = per_call_us(lambda: core.saxpy(2.0, dx, dy, None, dout, None, None),
+                                           calls, gl.synchronize)
+    r["parts_cuda_memset_us"] = per_call_us(lambda: core._memset(dout, 0), calls, gl.synchronize)
+    r["parts_alloc_free_us"] = per_call_us(lambda: gl.empty(N), calls, gl.synchronize)
     expect = 2.0 * x.astype(np.float64) + y
     assert np.allclose(gl.saxpy(2.0, x, y), expect, rtol=1e-6, atol=1e-6)
     try:

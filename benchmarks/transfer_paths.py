@@ -81,7 +81,7 @@ def ring_sweep(nbytes, repeat):
     back = np.full(nbytes, 7, dtype=np.uint8)
     dev = gl.empty(nbytes, np.uint8)
     rows = []
-    for chunk_mib in (2, 4, 8, 16, 32):
+    for chunk_mib in (1, 2, 4, 8, 16, 32):
         for slots in (2, 3, 4, 8):
             gl._core._set_staging(chunk_mib << 20, slots)
             rows.append({"chunk_mib": chunk_mib, "slots": slots,

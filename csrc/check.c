@@ -147,3 +147,8 @@ int gl_shape_arg(PyObject *arg, int *ndim, Py_ssize_t *shape, Py_ssize_t *size) 
   Py_DECREF(seq);
   return 0;
 }
+
+int gl_is_real_scalar(PyObject *obj) {
+  return PyFloat_Check(obj) || PyLong_Check(obj) || PyArray_IsScalar(obj, Integer) ||
+         PyArray_IsScalar(obj, Floating) || PyArray_IsScalar(obj, Bool);
+}

@@ -95,6 +95,18 @@ static PyObject *run_on_device(const gl_ew_op *op, PyObject *const *inputs, PyOb
   return result;
 }
 
+typedef struct {
+  const gl_ew_op *op;
+  gl_ew_call *call;
+} small_ctx;
+
+static int run_small(void *ctx, void *const *dev_in, void *dev_out) {
+  small_ctx *c = ctx;
+  for (int i = 0; i < c->op->n_inputs; i++) c->call->in[i] = dev_in[i];
+  c->call->out = dev_out;
+  return c->op->run_cuda(c->call);
+}
+
 /* CUDA variant on NumPy operands: copy in, run, copy out, wait. */
 static int run_staged(const gl_ew_op *op, PyArrayObject *const *host_in, PyArrayObject *host_out,
                       PyObject *stream_obj, gl_ew_call *call) {
@@ -105,6 +117,16 @@ static int run_staged(const gl_ew_op *op, PyArrayObject *const *host_in, PyArray
   PyArray_Descr *dtype = PyArray_DESCR(host_in[0]);
   size_t bytes = (size_t)PyArray_NBYTES(host_in[0]);
   int code = 0, n = op->n_inputs;
+  if (gl_small_call_fits(n, bytes, bytes)) {
+    const void *src[GL_EW_MAX_INPUTS];
+    for (int i = 0; i < n; i++) src[i] = PyArray_DATA(host_in[i]);
+    small_ctx ctx = {op, call};
+    void *dst = PyArray_DATA(host_out);
+    Py_BEGIN_ALLOW_THREADS code =
+        gl_small_call(n, src, bytes, dst, bytes, call->stream, run_small, &ctx);
+    Py_END_ALLOW_THREADS if (code) gl_raise_cuda(code);
+    goto done;
+  }
   for (int i = 0; i <= n; i++) {
     dev[i] = gl_devarray_empty(call->ndim, call->shape, dtype, call->stream, NULL);
     if (!dev[i]) goto done;
@@ -151,7 +173,9 @@ static PyObject *run_on_host(const gl_ew_op *op, PyObject *const *inputs, PyObje
   call->shape = PyArray_SHAPE(in[0]);
   call->size = (size_t)PyArray_SIZE(in[0]);
   int failed = 0;
-  if (call->size == 0) {
+  if (call->variant->backend == GL_BACKEND_CUDA && gl_require_gpu(op->lab->op) < 0) {
+    failed = 1;
+  } else if (call->size == 0) {
     /* nothing to compute */
   } else if (call->variant->backend == GL_BACKEND_CUDA) {
     failed = run_staged(op, in, out, stream_obj, call) < 0;

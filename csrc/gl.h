@@ -114,6 +114,14 @@ int gl_h2d(void *dst, const void *src, size_t bytes, glc_stream stream, int path
  * GIL. */
 int gl_d2h(void *dst, const void *src, size_t bytes, glc_stream stream, int path);
 int gl_copy_path_arg(PyObject *arg, int *path);
+/* A whole small CUDA call on host data: inputs in, run(ctx, dev_in, dev_out), output back,
+ * waited for. Call without the GIL. */
+#define GL_SMALL_CALL_BYTES (1u << 20)
+#define GL_SMALL_CALL_MAX_INPUTS 4
+typedef int (*gl_device_run)(void *ctx, void *const *dev_in, void *dev_out);
+int gl_small_call_fits(int n_in, size_t in_bytes, size_t out_bytes);
+int gl_small_call(int n_in, const void *const *host_in, size_t in_bytes, void *host_out,
+                  size_t out_bytes, glc_stream stream, gl_device_run run, void *ctx);
 /* pinned memory that gpulab holds: user arrays and the staging ring */
 extern size_t gl_pinned_user_bytes;
 size_t gl_pinned_staging_bytes(void);
@@ -130,6 +138,8 @@ int gl_check_same_shape(int ndim_a, const Py_ssize_t *shape_a, int ndim_b,
                         const Py_ssize_t *shape_b, const char *name_a, const char *name_b);
 int gl_check_dtype_in(PyArray_Descr *dtype, unsigned dtype_mask, const char *argname);
 PyObject *gl_shape_tuple(int ndim, const Py_ssize_t *shape);
+/* A Python or NumPy real scalar (int, float, bool), not complex, not an array. */
+int gl_is_real_scalar(PyObject *obj);
 /* Parses a shape argument (int or sequence of ints). */
 int gl_shape_arg(PyObject *arg, int *ndim, Py_ssize_t *shape, Py_ssize_t *size);
 

@@ -45,8 +45,8 @@ const gl_variant *gl_resolve_variant(const gl_lab *lab, PyObject *variant, int g
     PyErr_Format(PyExc_ValueError, "%s has no default %s variant", lab->op, gpu ? "CUDA" : "CPU");
     return NULL;
   }
-  if (PyLong_Check(variant) && !PyBool_Check(variant)) {
-    long id = PyLong_AsLong(variant);
+  if (PyIndex_Check(variant) && !PyBool_Check(variant)) { /* int, numpy integer */
+    Py_ssize_t id = PyNumber_AsSsize_t(variant, NULL);
     if (id == -1 && PyErr_Occurred()) return NULL;
     for (int i = 0; i < lab->count; i++)
       if (lab->variants[i].id == id) return &lab->variants[i];
@@ -84,11 +84,11 @@ int gl_resolve_tunable(const gl_variant *v, const char *name, PyObject *arg, int
                  v->id, v->name, name, name);
     return -1;
   }
-  if (!PyLong_Check(arg) || PyBool_Check(arg)) {
+  if (!PyIndex_Check(arg) || PyBool_Check(arg)) {
     PyErr_Format(PyExc_TypeError, "%s must be an int, not %s", name, Py_TYPE(arg)->tp_name);
     return -1;
   }
-  long wanted = PyLong_AsLong(arg);
+  Py_ssize_t wanted = PyNumber_AsSsize_t(arg, NULL);
   if (wanted == -1 && PyErr_Occurred()) return -1;
   char allowed[256];
   size_t used = 0;
@@ -99,7 +99,7 @@ int gl_resolve_tunable(const gl_variant *v, const char *name, PyObject *arg, int
     }
     used += snprintf(allowed + used, sizeof allowed - used, "%s%d", i ? ", " : "", t->values[i]);
   }
-  PyErr_Format(PyExc_ValueError, "%s=%ld is out of range for variant %d (%s); allowed: %s", name,
+  PyErr_Format(PyExc_ValueError, "%s=%zd is out of range for variant %d (%s); allowed: %s", name,
                wanted, v->id, v->name, allowed);
   return -1;
 }

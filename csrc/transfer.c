@@ -149,6 +149,46 @@ int gl_d2h(void *dst, const void *src, size_t bytes, glc_stream stream, int path
   }
 }
 
+/* ---- small staged calls ---- */
+
+#define SMALL_ALIGN 256
+static void *small_scratch = NULL; /* device bytes for the packed inputs and the output */
+
+static size_t align_up(size_t n) { return (n + SMALL_ALIGN - 1) / SMALL_ALIGN * SMALL_ALIGN; }
+
+int gl_small_call_fits(int n_in, size_t in_bytes, size_t out_bytes) {
+  return n_in <= GL_SMALL_CALL_MAX_INPUTS &&
+         (size_t)n_in * align_up(in_bytes) + align_up(out_bytes) <= GL_SMALL_CALL_BYTES;
+}
+
+/* One pinned slot holds the packed inputs and then the output, and one persistent device
+ * buffer mirrors it: a single copy each way and no allocation, so the call is a handful of CUDA
+ * API calls in all. */
+int gl_small_call(int n_in, const void *const *host_in, size_t in_bytes, void *host_out,
+                  size_t out_bytes, glc_stream stream, gl_device_run run, void *ctx) {
+  pthread_mutex_lock(&ring.lock);
+  int code = ring_alloc_locked();
+  if (!code && !small_scratch) code = glc_malloc_async(&small_scratch, GL_SMALL_CALL_BYTES, stream);
+  int slot = ring.next++ % ring.slots;
+  if (!code) code = glc_event_synchronize(ring.done[slot]);
+  if (!code) {
+    char *pinned = ring.buf[slot], *dev = small_scratch;
+    size_t stride = align_up(in_bytes), out_off = (size_t)n_in * stride;
+    void *dev_in[GL_SMALL_CALL_MAX_INPUTS];
+    for (int i = 0; i < n_in; i++) {
+      memcpy(pinned + i * stride, host_in[i], in_bytes);
+      dev_in[i] = dev + i * stride;
+    }
+    code = glc_memcpy_async(dev, pinned, out_off, stream);
+    if (!code) code = run(ctx, dev_in, dev + out_off);
+    if (!code) code = glc_memcpy_async(pinned + out_off, dev + out_off, out_bytes, stream);
+    if (!code) code = glc_stream_synchronize(stream);
+    if (!code) memcpy(host_out, pinned + out_off, out_bytes);
+  }
+  pthread_mutex_unlock(&ring.lock);
+  return code;
+}
+
 int gl_copy_path_arg(PyObject *arg, int *path) {
   static const char *names[] = {"auto", "driver", "staged", "register", "direct"};
   const char *s = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
@@ -260,9 +300,10 @@ static PyObject *py_set_staging(PyObject *m, PyObject *args) {
   Py_ssize_t chunk;
   int slots;
   if (!PyArg_ParseTuple(args, "ni:_set_staging", &chunk, &slots)) return NULL;
-  if (chunk < 4096 || slots < 2 || slots > RING_MAX_SLOTS)
-    return PyErr_Format(PyExc_ValueError, "chunk must be >= 4096 bytes and slots in [2, %d]",
-                        RING_MAX_SLOTS);
+  /* A slot also carries a whole small call. */
+  if (chunk < (Py_ssize_t)GL_SMALL_CALL_BYTES || slots < 2 || slots > RING_MAX_SLOTS)
+    return PyErr_Format(PyExc_ValueError, "chunk must be >= %u bytes and slots in [2, %d]",
+                        GL_SMALL_CALL_BYTES, RING_MAX_SLOTS);
   Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&ring.lock);
   ring_free_locked();
   ring.chunk = (size_t)chunk;

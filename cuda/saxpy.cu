@@ -49,46 +49,54 @@ struct Vec16<double> {
   }
 };
 
-// Vectors each thread loads before its first store. With 4, a thread has 8 independent 16-byte
-// loads in flight (4 of x, 4 of y): HBM bandwidth needs many bytes in flight per SM (latency x
-// bandwidth), and wide loads plus unrolling give them with fewer threads and instructions.
+// Vectors each thread loads before its first store: 4 gives 8 independent 16-byte loads in
+// flight per thread (4 of x, 4 of y). HBM needs many bytes in flight per SM (latency times
+// bandwidth); wide, unrolled loads supply them with few threads and few instructions.
 constexpr int vectors_per_thread = 4;
 
 // Requires x, y and out 16-byte aligned. The last n % (16 / sizeof(T)) elements, which fill no
 // vector, are done one per thread by the first threads of the grid.
+//
+// A block owns tiles of vectors_per_thread * blockDim.x vectors and strides over them by the
+// grid. The launch makes one tile per block, so the loop runs once unless n outgrows the grid
+// limit. Within a tile, vector k of a thread is k * blockDim.x + threadIdx.x: each warp load is
+// one contiguous 512-byte segment and each block streams one contiguous tile. Measured on the
+// H100 at 2^28 floats (.scratch tuning, benchmarks/NOTES.md): this layout reaches 1.01-1.02x the
+// cudaMemcpy D2D rate, while one resident wave striding the whole array by gridDim * blockDim
+// (the S3 grid-stride form) stays at 0.97x whatever its unroll, block size or store policy.
+//
+// On purpose without __restrict__ or __ldg (unlike the scalar kernels): then the compiler may
+// not move a load past a store that might alias it, so all loads of a tile stay ahead of its
+// stores, as written. With them, ptxas interleaves later loads with the first stores.
 template <typename T>
-__global__ void saxpy_vec16(size_t n, T a, const T *__restrict__ x, const T *__restrict__ y,
-                            T *__restrict__ out) {
+__global__ void saxpy_vec16(size_t n, T a, const T *x, const T *y, T *out) {
   using V = typename Vec16<T>::type;
   constexpr size_t lanes = sizeof(V) / sizeof(T);
-  const V *__restrict__ xv = reinterpret_cast<const V *>(x);
-  const V *__restrict__ yv = reinterpret_cast<const V *>(y);
-  V *__restrict__ outv = reinterpret_cast<V *>(out);
+  const V *xv = reinterpret_cast<const V *>(x);
+  const V *yv = reinterpret_cast<const V *>(y);
+  V *outv = reinterpret_cast<V *>(out);
   size_t vectors = n / lanes;
-  size_t thread = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  size_t tile = static_cast<size_t>(vectors_per_thread) * blockDim.x;
 
-  // Vector k of a thread is i + k*stride, so that every load of a warp stays one contiguous,
-  // coalesced 512-byte segment.
-  size_t i = thread;
-  for (; i + (vectors_per_thread - 1) * stride < vectors; i += vectors_per_thread * stride) {
+  for (size_t base = blockIdx.x * tile + threadIdx.x; base < vectors; base += gridDim.x * tile) {
     V xs[vectors_per_thread], ys[vectors_per_thread];
 #pragma unroll
     for (int k = 0; k < vectors_per_thread; ++k) {
-      // __ldg: read-only data path, for data that no thread writes during the kernel.
-      xs[k] = __ldg(xv + i + k * stride);
-      ys[k] = __ldg(yv + i + k * stride);
+      size_t i = base + k * blockDim.x;
+      if (i < vectors) {
+        xs[k] = xv[i];
+        ys[k] = yv[i];
+      }
     }
-    // Plain stores, not __stcs: streaming (evict-first) stores made no difference to DRAM
-    // bandwidth here, and keeping the default cache policy keeps the variants comparable.
 #pragma unroll
-    for (int k = 0; k < vectors_per_thread; ++k)
-      outv[i + k * stride] = Vec16<T>::axpy(a, xs[k], ys[k]);
+    for (int k = 0; k < vectors_per_thread; ++k) {
+      size_t i = base + k * blockDim.x;
+      if (i < vectors) outv[i] = Vec16<T>::axpy(a, xs[k], ys[k]);
+    }
   }
-  for (; i < vectors; i += stride) outv[i] = Vec16<T>::axpy(a, __ldg(xv + i), __ldg(yv + i));
 
-  size_t tail = vectors * lanes + thread;
-  if (tail < n) out[tail] = a * __ldg(x + tail) + __ldg(y + tail);
+  size_t tail = vectors * lanes + static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (tail < n) out[tail] = a * x[tail] + y[tail];
 }
 
 // variant is 0, 1 or 2; n > 0.
@@ -104,18 +112,20 @@ int launch_saxpy(int variant, int block, size_t n, T a, const T *x, const T *y, 
   // The vector path needs all three pointers on 16-byte boundaries. When they are not, no
   // single scalar head can align all three (their offsets may differ), so those inputs
   // (offset views, in practice) take the scalar grid-stride loop: correct, just slower.
-  bool vectorized = variant == 2 && glc_all_aligned(16, x, y, out);
+  if (variant == 2 && glc_all_aligned(16, x, y, out)) {
+    size_t vectors = n / (16 / sizeof(T));
+    size_t grid = glc_blocks_to_cover(vectors, block * vectors_per_thread);
+    if (grid == 0) grid = 1;  // fewer elements than one vector: the tail alone
+    if (grid > glc_max_grid_x) grid = glc_max_grid_x;
+    saxpy_vec16<T><<<static_cast<unsigned>(grid), block, 0, stream>>>(n, a, x, y, out);
+    return glc_check_launch("saxpy_vec16");
+  }
   size_t grid = 0;
-  int code = vectorized ? glc_full_wave_blocks<saxpy_vec16<T>>(block, &grid)
-                        : glc_full_wave_blocks<saxpy_grid_stride<T>>(block, &grid);
+  int code = glc_full_wave_blocks<saxpy_grid_stride<T>>(block, &grid);
   if (code != cudaSuccess) return code;
   // More blocks than there is work would only launch idle blocks.
   size_t needed = glc_blocks_to_cover(n, block);
   if (grid > needed) grid = needed;
-  if (vectorized) {
-    saxpy_vec16<T><<<static_cast<unsigned>(grid), block, 0, stream>>>(n, a, x, y, out);
-    return glc_check_launch("saxpy_vec16");
-  }
   saxpy_grid_stride<T><<<static_cast<unsigned>(grid), block, 0, stream>>>(n, a, x, y, out);
   return glc_check_launch("saxpy_grid_stride");
 }

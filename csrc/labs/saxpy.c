@@ -21,9 +21,10 @@ static const gl_variant saxpy_variants[] = {
      GL_DETERMINISTIC,
      {{"block", GL_BLOCKS_POW2, 256}}},
     {2,
-     "grid_stride_vec16",
+     "vec16_tiles",
      GL_BACKEND_CUDA,
-     "Grid-stride loop with 16-byte vector loads and stores (float4/double2) and a scalar tail.",
+     "16-byte vectors (float4/double2), 4 per thread loaded before any store, one contiguous "
+     "tile per block; a grid-stride loop over tiles covers any n.",
      "S3 vectorized memory access",
      GL_FLOATS,
      GL_BEST | GL_DETERMINISTIC,
@@ -89,7 +90,7 @@ static const gl_ew_op saxpy_op = {&gl_lab_saxpy, 2,          {"x", "y"}, 1,
 /* saxpy(a, x, y, variant, out, stream, block), all positional: the Python API fills them in. */
 static PyObject *py_saxpy(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 7) return PyErr_Format(PyExc_TypeError, "_core.saxpy takes 7 positional arguments");
-  if (!PyNumber_Check(args[0]) || PyComplex_Check(args[0]))
+  if (!gl_is_real_scalar(args[0]))
     return PyErr_Format(PyExc_TypeError, "a must be a real number, not %s",
                         Py_TYPE(args[0])->tp_name);
   double a = PyFloat_AsDouble(args[0]);

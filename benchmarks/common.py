@@ -4,30 +4,18 @@ import datetime
 import json
 import os
 import platform
-import subprocess
 import sys
 
 import numpy as np
 
 import gpulab as gl
-
-
-def commit():
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        out = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=5).stdout.strip()
-        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5).stdout.strip()
-        return out + ("-dirty" if dirty else "") if out else None
-    except Exception:
-        return None
+from gpulab.__main__ import commit
 
 
 def metadata(settings):
     meta = {
         "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-        "commit": os.environ.get("GPULAB_COMMIT") or commit(),
+        "commit": commit(),
         "argv": sys.argv,
         "python": platform.python_version(),
         "numpy": np.__version__,

@@ -161,6 +161,9 @@ static PyObject *run_on_host(const gl_ew_op *op, PyObject *const *inputs, PyObje
     out = (PyArrayObject *)PyArray_Empty(PyArray_NDIM(in[0]), PyArray_SHAPE(in[0]), d, 0);
     if (!out) return NULL;
   } else {
+    if (gl_is_device_operand(out_obj))
+      return PyErr_Format(PyExc_ValueError,
+                          "mixed devices: the inputs are NumPy arrays but out is a device array");
     if (gl_check_host_array(out_obj, "out", op->ndim, 1) < 0) return NULL;
     out = (PyArrayObject *)out_obj;
     if (check_out_like(PyArray_DESCR(out), PyArray_NDIM(out), PyArray_SHAPE(out),

@@ -449,6 +449,12 @@ int gl_is_device_operand(PyObject *obj) {
 gl_DeviceArrayObject *gl_as_device_array(PyObject *obj, const char *argname, glc_stream stream) {
   if (gl_DeviceArray_Check(obj)) return (gl_DeviceArrayObject *)Py_NewRef(obj);
   PyObject *cai = PyObject_GetAttrString(obj, "__cuda_array_interface__");
+  /* An interface without a stream (version 2, PyTorch's) says nothing of pending work; DLPack
+   * then lets the producer order its own stream before ours. */
+  if (cai && PyDict_Check(cai) && !PyDict_GetItemString(cai, "stream") &&
+      PyObject_HasAttrString(obj, "__dlpack__")) {
+    Py_CLEAR(cai);
+  }
   if (cai) {
     gl_DeviceArrayObject *a = from_cai(obj, cai, argname, stream);
     Py_DECREF(cai);

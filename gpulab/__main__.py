@@ -22,19 +22,24 @@ from .ceilings import ceilings
 from .report import device_table, results_table
 
 
-def _commit():
+def commit():
+    """The git commit of this checkout (GPULAB_COMMIT overrides it: the GPU machine gets a copy
+    of the tree without .git), or None."""
+    if os.environ.get("GPULAB_COMMIT"):
+        return os.environ["GPULAB_COMMIT"]
     here = os.path.dirname(os.path.abspath(__file__))
     try:
-        return subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True,
-                              text=True, timeout=5).stdout.strip() or None
-    except Exception:
+        done = subprocess.run(["git", "-C", here, "rev-parse", "--verify", "HEAD"],
+                              capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
         return None
+    return done.stdout.strip() if done.returncode == 0 else None
 
 
 def metadata(gpu, args):
     meta = {
         "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-        "commit": _commit(),
+        "commit": commit(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "build": _core.build_info(),
@@ -89,14 +94,14 @@ def main(argv=None):
         print("\nBuild:", json.dumps(_core.build_info(), indent=2))
         return 0 if gpu else 1
 
-    meta = metadata(gpu, args)
-    for where, c in meta["ceilings"].items():
-        print(f"\nCeiling ({where}, {c['device']}): copy {c['copy_gbps']:.1f} GB/s, "
-              f"FP32 FMA {c['fma_gflops'] / 1e3:.2f} TFLOP/s")
     wanted = args.ops.split(",") if args.ops else list(OPS)
     unknown = [w for w in wanted if w not in OPS]
     if unknown:
         parser.error(f"unknown ops {unknown}; known: {list(OPS)}")
+    meta = metadata(gpu, args)
+    for where, c in meta["ceilings"].items():
+        print(f"\nCeiling ({where}, {c['device']}): copy {c['copy_gbps']:.1f} GB/s, "
+              f"FP32 FMA {c['fma_gflops'] / 1e3:.2f} TFLOP/s")
     rng = np.random.default_rng(12345)
     all_results = []
     for name in wanted:

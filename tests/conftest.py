@@ -1,0 +1,170 @@
+"""What gpulab's tests share: the GPU skip, registry-driven parametrization, inputs and tolerances.
+
+Tests that need a CUDA device carry ``@pytest.mark.gpu``. Where no device is usable they are
+skipped, and the skip says why in gpulab's own words (the NoDeviceError that
+``gpulab._core._gpu_status()`` returns: no driver, no GPU, or built without CUDA).
+
+Variants are never listed by hand: ``variant_params(op)`` reads them from ``gl.variants(op)``, so a
+new variant is tested without anyone editing a test. CUDA variants get the ``gpu`` mark.
+"""
+
+import zlib
+
+import numpy as np
+import pytest
+
+import gpulab as gl
+
+GPU = gl.cuda_available()
+
+
+def gpu_skip_reason():
+    status = gl._core._gpu_status()
+    if status is None:  # pragma: no cover - only asked for when there is no GPU
+        return "needs a CUDA GPU"
+    return f"needs a CUDA GPU; {status} [reason: {getattr(status, 'reason', '?')}]"
+
+
+def pytest_collection_modifyitems(config, items):
+    if GPU:
+        return
+    skip = pytest.mark.skip(reason=gpu_skip_reason())
+    for item in items:
+        if item.get_closest_marker("gpu") is not None:
+            item.add_marker(skip)
+
+
+# ---------------------------------------------------------------- registry-driven parameters
+
+
+def _marks(v):
+    return [pytest.mark.gpu] if v.backend == "cuda" else []
+
+
+def variant_params(op, backend=None, where=None):
+    """pytest.params of every variant of op from the registry (optionally of one backend), CUDA
+    ones marked gpu. The parameter is the gl.Variant record."""
+    return [pytest.param(v, id=f"{v.id}-{v.name}", marks=_marks(v))
+            for v in gl.variants(op) if backend in (None, v.backend)]
+
+
+def all_variant_params(backend=None):
+    """Every variant of every op."""
+    return [pytest.param(v, id=f"{v.op}-{v.id}-{v.name}", marks=_marks(v))
+            for v in gl.variants() if backend in (None, v.backend)]
+
+
+def variant_where_params(op):
+    """(variant, where) pairs: where is 'numpy' (NumPy in and out) for every variant, plus
+    'device' (device arrays in and out) for CUDA variants."""
+    params = []
+    for v in gl.variants(op):
+        wheres = ["numpy", "device"] if v.backend == "cuda" else ["numpy"]
+        for where in wheres:
+            params.append(pytest.param(v, where, id=f"{v.id}-{v.name}-{where}", marks=_marks(v)))
+    return params
+
+
+def block_params(op):
+    """(variant, block) for every CUDA variant of op with a 'block' tunable and every value its
+    record allows."""
+    return [pytest.param(v, b, id=f"{v.id}-{v.name}-block{b}", marks=_marks(v))
+            for v in gl.variants(op) if "block" in v.tunables
+            for b in v.tunables["block"]["values"]]
+
+
+# ---------------------------------------------------------------- inputs
+
+
+SIZES = [0, 1, 2, 31, 32, 33, 255, 256, 257, 1023, 1025, 1_000_003]
+DTYPES = [np.float32, np.float64]
+
+
+def rng_for(*key):
+    """A generator seeded from the test's parameters, so every failure reproduces."""
+    return np.random.default_rng([zlib.crc32(repr(k).encode()) for k in key])
+
+
+def nonzero_normal(rng, shape, dtype):
+    """Standard normal values, never zero (DESIGN: random data, never zeros)."""
+    a = rng.standard_normal(shape).astype(dtype)
+    a[a == 0] = dtype(0.5)
+    return a
+
+
+def saxpy_inputs(n, dtype, seed=0):
+    rng = rng_for("saxpy", n, np.dtype(dtype).name, seed)
+    a = float(rng.uniform(0.5, 4.0) * rng.choice([-1.0, 1.0]))
+    return a, nonzero_normal(rng, n, dtype), nonzero_normal(rng, n, dtype)
+
+
+def matadd_inputs(shape, dtype, seed=0):
+    rng = rng_for("matadd", shape, np.dtype(dtype).name, seed)
+    return nonzero_normal(rng, shape, dtype), nonzero_normal(rng, shape, dtype)
+
+
+def poisoned(shape, dtype):
+    return np.full(shape, np.nan, dtype=dtype)
+
+
+# ---------------------------------------------------------------- references and tolerances
+
+
+def assert_saxpy_close(got, a, x, y, c=2.0):
+    """|got - ref| <= c*eps*(|a*x| + |y|) elementwise, with ref in float64.
+
+    c = 2: a is rounded to the dtype (eps/2 of |a*x|), a*x is rounded (eps/2) and so is the sum
+    (eps/2 of |a*x| + |y|); FMA contraction only removes one rounding."""
+    assert isinstance(got, np.ndarray)
+    assert got.dtype == x.dtype and got.shape == x.shape
+    assert not np.isnan(got).any(), "some output elements were never written (NaN poison left)"
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    ref = a * x64 + y64
+    eps = np.finfo(x.dtype).eps
+    bound = c * eps * (np.abs(a * x64) + np.abs(y64))
+    err = np.abs(got.astype(np.float64) - ref)
+    bad = np.flatnonzero(err > bound)
+    assert bad.size == 0, (f"{bad.size} of {x.size} elements off; first at {bad[0]}: got "
+                           f"{got[bad[0]]!r}, want {ref[bad[0]]!r} (bound {bound[bad[0]]:.3g})")
+
+
+def assert_matadd_close(got, A, B, c=1.0):
+    """|got - ref| <= c*eps*(|A| + |B|) elementwise (one rounding), ref in float64."""
+    assert isinstance(got, np.ndarray)
+    assert got.dtype == A.dtype and got.shape == A.shape
+    assert not np.isnan(got).any(), "some output elements were never written (NaN poison left)"
+    A64, B64 = A.astype(np.float64), B.astype(np.float64)
+    ref = A64 + B64
+    eps = np.finfo(A.dtype).eps
+    bound = c * eps * (np.abs(A64) + np.abs(B64))
+    bad = np.argwhere(np.abs(got.astype(np.float64) - ref) > bound)
+    assert len(bad) == 0, (f"{len(bad)} of {A.size} elements off; first at {tuple(bad[0])}: got "
+                           f"{got[tuple(bad[0])]!r}, want {ref[tuple(bad[0])]!r}")
+
+
+# Every op of the registry needs a reference here (test_all_ops checks that): how to check its
+# result against NumPy, given the NumPy arguments that produced it.
+CHECKS = {
+    "saxpy": lambda got, a, x, y: assert_saxpy_close(got, a, x, y),
+    "matadd": lambda got, A, B: assert_matadd_close(got, A, B),
+}
+
+
+class CudaView:
+    """A foreign device array (CUDA Array Interface v3) over part of a DeviceArray's memory, for
+    layouts gpulab never makes itself: offset (misaligned), strided, read-only."""
+
+    def __init__(self, base, shape, strides=None, offset=0, readonly=False):
+        self.base = base  # keeps the memory alive
+        cai = dict(base.__cuda_array_interface__)
+        cai.update(shape=tuple(shape), strides=strides, data=(base.ptr + offset, readonly))
+        self.__cuda_array_interface__ = cai
+
+
+def to_device_args(args):
+    return [gl.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+
+
+@pytest.fixture
+def rng(request):
+    return rng_for(request.node.nodeid)

@@ -2,7 +2,6 @@
 between repetitions, and report the rate against the device's own ceilings and against peers."""
 
 import statistics
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional
 
@@ -11,6 +10,7 @@ import numpy as np
 from . import _core, peers as _peers, registry
 from ._op import spec_of
 from .ceilings import ceilings
+from .timing import event_samples, host_samples
 
 # Options of bench() itself; every other keyword goes to the op.
 BENCH_OPTIONS = ("repeat", "warmup", "flush_l2", "peers")
@@ -75,30 +75,8 @@ def _flush_l2(stream):
     _core._memset(buf, _flush_buffers["tick"], stream)
 
 
-def time_on_device(run, stream, repeat, warmup, flush_l2):
-    """Event-timed samples (ms) of run() on stream."""
-    start, end = _core.Event(), _core.Event()
-    samples = []
-    for i in range(warmup + repeat):
-        if flush_l2:
-            _flush_l2(stream)
-        start.record(stream)
-        run()
-        end.record(stream)
-        end.synchronize()
-        if i >= warmup:
-            samples.append(_core.elapsed_ms(start, end))
-    return samples
-
-
-def time_on_host(run, repeat, warmup):
-    samples = []
-    for i in range(warmup + repeat):
-        t0 = time.perf_counter()
-        run()
-        if i >= warmup:
-            samples.append((time.perf_counter() - t0) * 1e3)
-    return samples
+def _flusher(stream, enabled):
+    return (lambda: _flush_l2(stream)) if enabled else None
 
 
 def _stream_of(kw):
@@ -116,7 +94,7 @@ def _time_peers(spec, args, kw, repeat, warmup, flush_l2, ours_ms, nbytes):
         call = setup(*args, **{k: v for k, v in kw.items() if k not in ("variant", "block",
                                                                           "out", "stream")})
         handle = _peers.stream_handle(name)
-        samples = time_on_device(call, handle, repeat, warmup, flush_l2)
+        samples = event_samples(call, handle, repeat, warmup, _flusher(handle, flush_l2))
         med = statistics.median(samples)
         out[name] = {"median_ms": med, "min_ms": min(samples), "gbps": nbytes / med / 1e6,
                      "speedup": med / ours_ms, "version": _peers.version(name)}
@@ -143,10 +121,11 @@ def bench(fn, *args, repeat=20, warmup=3, flush_l2=True, peers=False, **kw) -> B
     fn(*args, **kw)  # validates the arguments before anything is timed
     if variant.backend == "cuda" and on_device:
         stream = _stream_of(kw)
-        samples = time_on_device(lambda: fn(*args, **kw), stream, repeat, warmup, flush_l2)
+        samples = event_samples(lambda: fn(*args, **kw), stream, repeat, warmup,
+                                _flusher(stream, flush_l2))
         timer, where, flushed = "cuda-events", "gpu", bool(flush_l2)
     else:
-        samples = time_on_host(lambda: fn(*args, **kw), repeat, warmup)
+        samples = host_samples(lambda: fn(*args, **kw), repeat, warmup)
         timer, flushed = "perf_counter", False
         where = "gpu" if variant.backend == "cuda" else "cpu"
     cost = spec.cost(*args, **kw)

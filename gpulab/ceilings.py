@@ -2,11 +2,10 @@
 Every BenchResult is reported as a fraction of these."""
 
 import statistics
-import time
-
 import numpy as np
 
 from . import _core
+from .timing import event_samples, host_samples
 
 _cache = {}
 
@@ -26,31 +25,19 @@ def ceilings(where=None, refresh=False):
     return dict(_cache[where])
 
 
-def _event_times(run, repeat, warmup=2, stream=None):
-    start, end = _core.Event(), _core.Event()
-    samples = []
-    for i in range(warmup + repeat):
-        start.record(stream)
-        run()
-        end.record(stream)
-        end.synchronize()
-        if i >= warmup:
-            samples.append(_core.elapsed_ms(start, end))
-    return samples
-
-
 def _measure_gpu():
     info = _core.device_info(0)
     nbytes = GPU_COPY_BYTES
     src = _core.empty(nbytes, dtype=np.uint8)
     dst = _core.empty(nbytes, dtype=np.uint8)
     _core._memset(src, 0x5A)
-    copy_ms = statistics.median(_event_times(lambda: _core._copy(dst, src), repeat=10))
+    copy_ms = statistics.median(event_samples(lambda: _core._copy(dst, src), None, repeat=10, warmup=2))
     blocks, threads, iterations = info["multiprocessors"] * 8, 256, 4096
     sink = _core.empty(blocks * threads, dtype=np.float32)
     flops = []
-    fma_ms = statistics.median(_event_times(
-        lambda: flops.append(_core._fma_loop(blocks, threads, iterations, sink)), repeat=5))
+    fma_ms = statistics.median(event_samples(
+        lambda: flops.append(_core._fma_loop(blocks, threads, iterations, sink)), None, repeat=5,
+        warmup=2))
     return {
         "where": "gpu",
         "device": info["name"],
@@ -64,24 +51,14 @@ def _measure_gpu():
     }
 
 
-def _host_times(run, repeat, warmup=1):
-    samples = []
-    for i in range(warmup + repeat):
-        t0 = time.perf_counter()
-        run()
-        if i >= warmup:
-            samples.append((time.perf_counter() - t0) * 1e3)
-    return samples
-
-
 def _measure_cpu():
     n = CPU_COPY_BYTES // 4
     src = np.full(n, 1.5, dtype=np.float32)
     dst = np.full(n, 2.5, dtype=np.float32)
-    copy_ms = statistics.median(_host_times(lambda: _core._cpu_copy(dst, src), repeat=5))
+    copy_ms = statistics.median(host_samples(lambda: _core._cpu_copy(dst, src), repeat=5, warmup=1))
     iterations = 1 << 20
     flops = _core._cpu_fma_loop(iterations)
-    fma_ms = statistics.median(_host_times(lambda: _core._cpu_fma_loop(iterations), repeat=3))
+    fma_ms = statistics.median(host_samples(lambda: _core._cpu_fma_loop(iterations), repeat=3, warmup=1))
     return {
         "where": "cpu",
         "device": _cpu_name(),

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU machine's check: build, the whole test suite, compute-sanitizer over every CUDA variant,
 # the main job and the benchmarks. Everything lands under $OUT (default ./gpu-check-out):
-# the benchmark JSON files at the top (commit them under benchmarks/results/) and the logs in
-# logs.tar.gz.
+# the benchmark JSON files and gpu_check.json (the tests' and sanitizers' verdicts) at the top;
+# commit them under benchmarks/results/. The logs are in logs.tar.gz.
 #
 #   tools/gpu-check.sh [build] [test] [sanitize] [main] [bench]    (default: all of them)
 set -u -o pipefail
@@ -56,5 +56,7 @@ for step in $steps; do
 done
 
 printf '%s\n' "${summary[@]}" | tee "$LOGS/summary.txt"
+[[ " $steps " == *" test "* || " $steps " == *" sanitize "* ]] &&
+  python3 tools/gpu_check_summary.py "$LOGS" "$OUT/gpu_check.json" $steps
 tar -czf "$OUT/logs.tar.gz" -C "$LOGS" .
 exit $status

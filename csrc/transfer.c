@@ -16,7 +16,7 @@ static struct {
   size_t chunk;
   int slots;
   int allocated;
-  unsigned next;
+  int next; /* the slot to use next, always below slots */
   void *buf[RING_MAX_SLOTS];
   glc_event done[RING_MAX_SLOTS];
 } ring = {PTHREAD_MUTEX_INITIALIZER, 8u << 20, 4, 0, 0, {0}, {0}};
@@ -52,11 +52,18 @@ static int ring_alloc_locked(void) {
   return 0;
 }
 
+/* Takes count consecutive slots; returns the first. Kept modulo slots, so that it never wraps. */
+static int take_slots(size_t count) {
+  int first = ring.next;
+  ring.next = (int)((ring.next + count) % (size_t)ring.slots);
+  return first;
+}
+
 static int staged_h2d(char *dst, const char *src, size_t bytes, glc_stream stream) {
   int code = ring_alloc_locked();
   for (size_t off = 0; !code && off < bytes; off += ring.chunk) {
     size_t len = bytes - off < ring.chunk ? bytes - off : ring.chunk;
-    int slot = ring.next++ % ring.slots;
+    int slot = take_slots(1);
     code = glc_event_synchronize(ring.done[slot]);
     if (code) break;
     glcpu_parallel_copy(ring.buf[slot], src + off, len);
@@ -71,8 +78,7 @@ static int staged_d2h(char *dst, const char *src, size_t bytes, glc_stream strea
   int code = ring_alloc_locked();
   if (code) return code;
   size_t chunks = (bytes + ring.chunk - 1) / ring.chunk;
-  unsigned base = ring.next;
-  ring.next += (unsigned)chunks;
+  size_t base = (size_t)take_slots(chunks);
   for (size_t i = 0; !code && i < chunks + ring.slots; i++) {
     if (i >= (size_t)ring.slots) { /* drain chunk i - slots */
       size_t k = i - ring.slots;
@@ -115,8 +121,13 @@ int gl_h2d(void *dst, const void *src, size_t bytes, glc_stream stream, int path
   if (!bytes) return 0;
   if (path == GL_PATH_AUTO) path = resolve_auto(src, bytes);
   switch (path) {
-    case GL_PATH_DIRECT:
-    case GL_PATH_DRIVER:
+    case GL_PATH_DIRECT: {
+      /* From pinned memory the copy engine reads src after we return: wait, so that the caller
+       * may reuse it as the contract says. */
+      int code = glc_memcpy_async(dst, src, bytes, stream);
+      return code ? code : glc_stream_synchronize(stream);
+    }
+    case GL_PATH_DRIVER: /* returns once the driver has staged src */
       return glc_memcpy_async(dst, src, bytes, stream);
     case GL_PATH_REGISTER:
       return registered_copy(dst, src, bytes, stream, (void *)src);
@@ -169,7 +180,7 @@ int gl_small_call(int n_in, const void *const *host_in, size_t in_bytes, void *h
   pthread_mutex_lock(&ring.lock);
   int code = ring_alloc_locked();
   if (!code && !small_scratch) code = glc_malloc_async(&small_scratch, GL_SMALL_CALL_BYTES, stream);
-  int slot = ring.next++ % ring.slots;
+  int slot = take_slots(1);
   if (!code) code = glc_event_synchronize(ring.done[slot]);
   if (!code) {
     char *pinned = ring.buf[slot], *dev = small_scratch;
@@ -308,6 +319,7 @@ static PyObject *py_set_staging(PyObject *m, PyObject *args) {
   ring_free_locked();
   ring.chunk = (size_t)chunk;
   ring.slots = slots;
+  ring.next = 0;
   pthread_mutex_unlock(&ring.lock);
   Py_END_ALLOW_THREADS Py_RETURN_NONE;
 }

@@ -5,6 +5,7 @@
 # commit them under benchmarks/results/. The logs are in logs.tar.gz.
 #
 #   tools/gpu-check.sh [build] [test] [sanitize] [main] [bench]    (default: all of them)
+# main runs the main job and the notebooks.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
@@ -45,7 +46,10 @@ for step in $steps; do
         python3 tools/sanitize_all.py
     done
     ;;
-  main) run mainjob python3 -m gpulab --json "$OUT/mainjob.json" ;;
+  main)
+    run mainjob python3 -m gpulab --json "$OUT/mainjob.json"
+    run notebooks python3 tools/run_notebooks.py
+    ;;
   bench)
     run bench-saxpy python3 benchmarks/saxpy_ladder.py
     run bench-transfer python3 benchmarks/transfer_paths.py

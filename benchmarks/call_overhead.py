@@ -50,6 +50,9 @@ def main():
                                            calls, gl.synchronize)
     r["parts_cuda_memset_us"] = per_call_us(lambda: core._memset(dout, 0), calls, gl.synchronize)
     r["parts_alloc_free_us"] = per_call_us(lambda: gl.empty(N), calls, gl.synchronize)
+    sink = gl.empty(32, np.float32)
+    r["parts_tiny_kernel_us"] = per_call_us(lambda: core._fma_loop(1, 32, 1, sink), calls,
+                                            gl.synchronize)
     expect = 2.0 * x.astype(np.float64) + y
     assert np.allclose(gl.saxpy(2.0, x, y), expect, rtol=1e-6, atol=1e-6)
     try:

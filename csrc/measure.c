@@ -108,8 +108,14 @@ static PyObject *py_pool_usage(PyObject *m, PyObject *unused) {
   uint64_t used = 0, reserved = 0;
   int code = glc_pool_usage(0, &used, &reserved);
   if (code) return gl_raise_cuda(code);
-  return Py_BuildValue("{s:K,s:K}", "used", (unsigned long long)used, "reserved",
-                       (unsigned long long)reserved);
+  uint64_t cached = gl_block_cache_bytes();
+  return Py_BuildValue("{s:K,s:K,s:K}", "used", (unsigned long long)(used - cached), "cached",
+                       (unsigned long long)cached, "reserved", (unsigned long long)reserved);
+}
+
+static PyObject *py_trim_block_cache(PyObject *m, PyObject *unused) {
+  gl_block_cache_trim();
+  Py_RETURN_NONE;
 }
 
 static PyObject *py_library_stream(PyObject *m, PyObject *unused) {
@@ -126,6 +132,9 @@ PyMethodDef gl_measure_methods[] = {
     {"synchronize", py_synchronize, METH_VARARGS,
      "synchronize(stream=None): wait (without the GIL) for the stream's work."},
     {"pool_usage", py_pool_usage, METH_NOARGS,
-     "Bytes of the device memory pool: {'used': ..., 'reserved': ...}."},
+     "Bytes of the device memory pool: {'used': held by arrays and gpulab's scratch, 'cached': "
+     "freed small blocks kept for reuse, 'reserved': taken from the driver}."},
+    {"_trim_block_cache", py_trim_block_cache, METH_NOARGS,
+     "Return the freed small blocks gpulab keeps for reuse to the pool."},
     {"_library_stream", py_library_stream, METH_NOARGS, "Handle of the library's stream."},
     {NULL}};

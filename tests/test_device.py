@@ -321,3 +321,25 @@ def test_arrays_outlive_their_stream():
     del s
     gc.collect()
     np.testing.assert_array_equal(out.get(), 3.0 * host.astype(np.float32))
+
+
+@pytest.mark.gpu
+def test_small_blocks_are_reused_on_the_library_stream_only():
+    gl.synchronize()
+    gl._core._trim_block_cache()
+    assert gl.pool_usage()["cached"] == 0
+    used0 = gl.pool_usage()["used"]
+    a = gl.empty(1000, np.float32)
+    ptr = a.ptr
+    del a
+    assert gl.pool_usage()["cached"] >= 4000
+    assert gl.pool_usage()["used"] == used0
+    b = gl.empty(1001, np.float32)  # the same 512-byte size class: the same block, no CUDA call
+    assert b.ptr == ptr and gl.pool_usage()["cached"] == 0
+    del b
+    stream = gl.Stream()
+    c = gl.empty(1000, np.float32, stream=stream)
+    gl._core._trim_block_cache()
+    del c  # a user stream's block goes back to CUDA's pool, not to the cache
+    assert gl.pool_usage()["cached"] == 0
+    stream.synchronize()

@@ -6,49 +6,23 @@
 """
 
 import argparse
-import datetime
 import json
-import os
-import platform
-import subprocess
 import sys
 
 import numpy as np
 
-from . import _core, peers as _peers, registry
+from . import _core, provenance, registry
 from ._op import OPS
 from .bench import bench
 from .ceilings import ceilings
 from .report import device_table, results_table
 
 
-def commit():
-    """The git commit of this checkout (GPULAB_COMMIT overrides it: the GPU machine gets a copy
-    of the tree without .git), or None."""
-    if os.environ.get("GPULAB_COMMIT"):
-        return os.environ["GPULAB_COMMIT"]
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        done = subprocess.run(["git", "-C", here, "rev-parse", "--verify", "HEAD"],
-                              capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
 def metadata(gpu, args):
-    meta = {
-        "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-        "commit": commit(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "build": _core.build_info(),
-        "settings": {"scale": args.scale, "repeat": args.repeat, "peers": not args.no_peers},
-        "peers": {name: _peers.version(name) for name in ("cupy", "torch")},
-        "ceilings": {"cpu": ceilings("cpu")},
-    }
+    meta = provenance.metadata({"scale": args.scale, "repeat": args.repeat,
+                                "peers": not args.no_peers})
+    meta["ceilings"] = {"cpu": ceilings("cpu")}
     if gpu:
-        meta["device"] = _core.device_info(0)
         meta["ceilings"]["gpu"] = ceilings("gpu")
     return meta
 

@@ -3,7 +3,7 @@ between repetitions, and report the rate against the device's own ceilings and a
 
 import statistics
 from dataclasses import asdict, dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 import numpy as np
 

@@ -4,7 +4,7 @@ import itertools
 import sys
 from typing import List
 
-from .bench import BENCH_OPTIONS, BenchResult, bench
+from .bench import BENCH_OPTIONS, bench
 
 
 class SweepResults(list):

@@ -81,7 +81,7 @@ def test_unknown_op_is_a_usage_error():
 
 
 def _commit_seen_from(package_parent):
-    code = "from gpulab.__main__ import commit; print(repr(commit()))"
+    code = "from gpulab.provenance import commit; print(repr(commit()))"
     env = {k: v for k, v in os.environ.items() if k != "GPULAB_COMMIT"}
     proc = subprocess.run([sys.executable, "-c", code], cwd=package_parent, capture_output=True,
                           text=True, timeout=60, env=env)

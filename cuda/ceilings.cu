@@ -54,7 +54,6 @@ extern "C" int glc_fma_loop(int blocks, int threads, int iterations, float *sink
     return glc_fail(cudaErrorInvalidValue, "glc_fma_loop(arguments)");
   // Two flops (a multiply and an add) per FMA; the final sum is not counted.
   *flops = 2.0 * fma_chains * static_cast<double>(iterations) * blocks * threads;
-  fma_chains_kernel<<<blocks, threads, 0, static_cast<cudaStream_t>(stream)>>>(
-      iterations, 0.999999f, 1e-3f, sink);
-  return glc_check_launch("fma_chains_kernel");
+  return glc_launch(fma_chains_kernel, "fma_chains_kernel", blocks, threads,
+                    static_cast<cudaStream_t>(stream), iterations, 0.999999f, 1e-3f, sink);
 }

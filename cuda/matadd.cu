@@ -44,8 +44,8 @@ extern "C" int glc_matadd(int variant, int dtype, size_t rows, size_t cols, cons
     if (grid_x > glc_max_grid_x) return glc_fail(cudaErrorInvalidConfiguration, "glc_matadd(grid)");
     size_t grid_y = std::min(glc_blocks_to_cover(rows, tile), max_grid_y);
     dim3 grid(static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y));
-    matadd_2d<T><<<grid, dim3(tile, tile), 0, static_cast<cudaStream_t>(stream)>>>(
-        rows, cols, static_cast<const T *>(a), static_cast<const T *>(b), static_cast<T *>(c));
-    return glc_check_launch("matadd_2d");
+    return glc_launch(matadd_2d<T>, "matadd_2d", grid, dim3(tile, tile),
+                      static_cast<cudaStream_t>(stream), rows, cols, static_cast<const T *>(a),
+                      static_cast<const T *>(b), static_cast<T *>(c));
   });
 }

@@ -106,8 +106,8 @@ int launch_saxpy(int variant, int block, size_t n, T a, const T *x, const T *y, 
   if (variant == 0) {
     size_t grid = glc_blocks_to_cover(n, block);
     if (grid > glc_max_grid_x) return glc_fail(cudaErrorInvalidConfiguration, "glc_saxpy(grid)");
-    saxpy_per_element<T><<<static_cast<unsigned>(grid), block, 0, stream>>>(n, a, x, y, out);
-    return glc_check_launch("saxpy_per_element");
+    return glc_launch(saxpy_per_element<T>, "saxpy_per_element", static_cast<unsigned>(grid), block,
+                      stream, n, a, x, y, out);
   }
   // The vector path needs all three pointers on 16-byte boundaries. When they are not, no
   // single scalar head can align all three (their offsets may differ), so those inputs
@@ -117,8 +117,8 @@ int launch_saxpy(int variant, int block, size_t n, T a, const T *x, const T *y, 
     size_t grid = glc_blocks_to_cover(vectors, block * vectors_per_thread);
     if (grid == 0) grid = 1;  // fewer elements than one vector: the tail alone
     if (grid > glc_max_grid_x) grid = glc_max_grid_x;
-    saxpy_vec16<T><<<static_cast<unsigned>(grid), block, 0, stream>>>(n, a, x, y, out);
-    return glc_check_launch("saxpy_vec16");
+    return glc_launch(saxpy_vec16<T>, "saxpy_vec16", static_cast<unsigned>(grid), block, stream, n,
+                      a, x, y, out);
   }
   size_t grid = 0;
   int code = glc_full_wave_blocks<saxpy_grid_stride<T>>(block, &grid);
@@ -126,8 +126,8 @@ int launch_saxpy(int variant, int block, size_t n, T a, const T *x, const T *y, 
   // More blocks than there is work would only launch idle blocks.
   size_t needed = glc_blocks_to_cover(n, block);
   if (grid > needed) grid = needed;
-  saxpy_grid_stride<T><<<static_cast<unsigned>(grid), block, 0, stream>>>(n, a, x, y, out);
-  return glc_check_launch("saxpy_grid_stride");
+  return glc_launch(saxpy_grid_stride<T>, "saxpy_grid_stride", static_cast<unsigned>(grid), block,
+                    stream, n, a, x, y, out);
 }
 
 }  // namespace

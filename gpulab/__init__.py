@@ -24,9 +24,11 @@ __version__ = "0.1.0"
 
 
 def device_info(device=0):
-    """The device's properties (deviceQuery's), its theoretical peaks, and the driver and
-    runtime versions. Raises NoDeviceError when there is no usable GPU."""
-    return _core.device_info(device)
+    """The device's properties (deviceQuery's), its theoretical peaks, the CUDA driver and
+    runtime versions, and the kernel driver's release. Raises NoDeviceError when there is no
+    usable GPU."""
+    from .provenance import driver_release
+    return {**_core.device_info(device), "driver_release": driver_release()}
 
 
 __all__ = [

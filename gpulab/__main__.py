@@ -12,6 +12,7 @@ import sys
 import numpy as np
 
 from . import _core, provenance, registry
+from . import device_info as gl_device_info
 from ._op import OPS
 from .bench import bench
 from .ceilings import ceilings
@@ -60,7 +61,7 @@ def main(argv=None):
     gpu = _core.cuda_available()
     if gpu:
         print("gpulab on the GPU")
-        print(device_table(_core.device_info(0)))
+        print(device_table(gl_device_info(0)))
     else:
         status = _core._gpu_status()
         print(f"gpulab on the CPU: {status}. Running the CPU variants only.")

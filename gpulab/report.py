@@ -35,7 +35,8 @@ def device_table(info: dict) -> str:
         ("PCI bus id", info["pci_bus_id"]),
         ("Peak memory bandwidth (theory)", f"{info['peak_bandwidth_gbps']:.0f} GB/s"),
         ("Peak FP32 (theory)", f"{info['peak_fp32_gflops'] / 1e3:.1f} TFLOP/s"),
-        ("Driver / runtime", f"CUDA {info['driver_version']} / {info['runtime_version']}"),
+        ("Driver / runtime", f"{info.get('driver_release') or '?'} (CUDA {info['driver_version']})"
+                             f" / CUDA {info['runtime_version']}"),
     ]
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)

@@ -39,7 +39,7 @@ def _saxpy_example(n, rng):
 
 
 @op("saxpy", cost=_saxpy_cost, size=lambda a, x, y, **_: numel(x), example=_saxpy_example,
-    demo_size={"gpu": 1 << 26, "cpu": 1 << 22},
+    demo_size={"gpu": 1 << 26, "cpu": 1 << 24},
     peers={"cupy": _cupy_saxpy, "torch": _torch_saxpy})
 def saxpy(a, x, y, variant=None, out=None, stream=None, block=None):
     """out = a*x + y for 1-D float32 or float64 arrays of equal length.
@@ -75,7 +75,7 @@ def _matadd_example(n, rng):
 
 
 @op("matadd", cost=_matadd_cost, size=lambda A, B, **_: numel(A), example=_matadd_example,
-    demo_size={"gpu": 1 << 26, "cpu": 1 << 22},
+    demo_size={"gpu": 1 << 26, "cpu": 1 << 24},
     peers={"cupy": _cupy_matadd, "torch": _torch_matadd})
 def matadd(A, B, variant=None, out=None, stream=None):
     """C = A + B for 2-D float32 or float64 arrays of equal shape (S0's first 2-D launch:

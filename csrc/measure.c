@@ -118,6 +118,17 @@ static PyObject *py_trim_block_cache(PyObject *m, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
+/* release_memory(): freed blocks, then the pool's unused memory, back to the driver. */
+static PyObject *py_release_memory(PyObject *m, PyObject *unused) {
+  if (gl_require_gpu(NULL) < 0) return NULL;
+  gl_block_cache_trim();
+  int code;
+  Py_BEGIN_ALLOW_THREADS code = glc_stream_synchronize(gl_library_stream());
+  Py_END_ALLOW_THREADS if (!code) code = glc_pool_trim(0);
+  if (code) return gl_raise_cuda(code);
+  Py_RETURN_NONE;
+}
+
 static PyObject *py_library_stream(PyObject *m, PyObject *unused) {
   if (gl_require_gpu(NULL) < 0) return NULL;
   return PyLong_FromVoidPtr(gl_library_stream());
@@ -134,6 +145,9 @@ PyMethodDef gl_measure_methods[] = {
     {"pool_usage", py_pool_usage, METH_NOARGS,
      "Bytes of the device memory pool: {'used': held by arrays and gpulab's scratch, 'cached': "
      "freed small blocks kept for reuse, 'reserved': taken from the driver}."},
+    {"release_memory", py_release_memory, METH_NOARGS,
+     "Give the device memory gpulab keeps for reuse back to the driver, so that other libraries "
+     "in the process (PyTorch, CuPy) can have it. Waits for the library's stream."},
     {"_trim_block_cache", py_trim_block_cache, METH_NOARGS,
      "Return the freed small blocks gpulab keeps for reuse to the pool."},
     {"_library_stream", py_library_stream, METH_NOARGS, "Handle of the library's stream."},

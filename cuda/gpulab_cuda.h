@@ -78,6 +78,8 @@ GLC_API int glc_mem_info(size_t *free_bytes, size_t *total_bytes);
  * the driver at each synchronisation. */
 GLC_API int glc_pool_init(int device);
 GLC_API int glc_pool_usage(int device, uint64_t *used, uint64_t *reserved);
+/* Hands the pool's unused memory back to the driver (for other libraries in the process). */
+GLC_API int glc_pool_trim(int device);
 GLC_API int glc_malloc_async(void **ptr, size_t bytes, glc_stream stream);
 GLC_API int glc_free_async(void *ptr, glc_stream stream);
 /* Copy of any kind (cudaMemcpyDefault: UVA decides the direction). */

@@ -203,6 +203,13 @@ int glc_pool_usage(int device, uint64_t *used, uint64_t *reserved) {
   return GLC_CUDA(cudaMemPoolGetAttribute, pool, cudaMemPoolAttrReservedMemCurrent, reserved);
 }
 
+int glc_pool_trim(int device) {
+  cudaMemPool_t pool;
+  int code = GLC_CUDA(cudaDeviceGetDefaultMemPool, &pool, device);
+  if (code != cudaSuccess) return code;
+  return GLC_CUDA(cudaMemPoolTrimTo, pool, 0);
+}
+
 int glc_malloc_async(void **ptr, size_t bytes, glc_stream stream) {
   if (bytes == 0) {
     *ptr = nullptr;

@@ -13,7 +13,8 @@ called, timed (bench), swept (sweep) and checked against NumPy:
 from . import _core
 from ._core import (CudaError, DeviceArray, Event, NoDeviceError, Stream, build_info,
                     cuda_available, elapsed_ms, empty, from_dlpack, as_device, pinned_empty,
-                    pinned_usage, pool_usage, synchronize, to_device, zeros)
+                    pinned_usage, pool_usage, release_memory, synchronize, to_device,
+                    zeros)
 from .bench import BenchResult, bench
 from .ceilings import ceilings
 from .registry import Variant, variants
@@ -34,6 +35,6 @@ def device_info(device=0):
 __all__ = [
     "CudaError", "NoDeviceError", "DeviceArray", "Stream", "Event", "elapsed_ms", "synchronize",
     "build_info", "cuda_available", "device_info", "to_device", "empty", "zeros", "as_device",
-    "from_dlpack", "pinned_empty", "pinned_usage", "pool_usage", "variants", "Variant", "bench",
-    "BenchResult", "sweep", "SweepResults", "ceilings", "saxpy", "matadd",
+    "from_dlpack", "pinned_empty", "pinned_usage", "pool_usage", "release_memory", "variants",
+    "Variant", "bench", "BenchResult", "sweep", "SweepResults", "ceilings", "saxpy", "matadd",
 ]

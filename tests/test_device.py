@@ -343,3 +343,15 @@ def test_small_blocks_are_reused_on_the_library_stream_only():
     del c  # a user stream's block goes back to CUDA's pool, not to the cache
     assert gl.pool_usage()["cached"] == 0
     stream.synchronize()
+
+
+@pytest.mark.gpu
+def test_release_memory_hands_the_pool_back():
+    big = gl.empty(64 << 20, np.float32)  # 256 MiB
+    del big
+    gl.synchronize()
+    assert gl.pool_usage()["reserved"] >= 256 << 20  # kept for reuse
+    gl.release_memory()
+    usage = gl.pool_usage()
+    assert usage["cached"] == 0
+    assert usage["reserved"] < 256 << 20

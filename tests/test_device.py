@@ -355,3 +355,15 @@ def test_release_memory_hands_the_pool_back():
     usage = gl.pool_usage()
     assert usage["cached"] == 0
     assert usage["reserved"] < 256 << 20
+
+
+@pytest.mark.gpu
+def test_round_trip_of_more_than_2_to_the_31_bytes():
+    """The staging ring's offsets past 2 GiB, both ways, into a fresh and into a given array."""
+    n = (1 << 31) + 4099
+    host = (np.arange(n, dtype=np.uint32) * 2654435761 >> 24).astype(np.uint8)
+    dev = gl.to_device(host)
+    back = np.full(n, 7, dtype=np.uint8)
+    dev.get(out=back)
+    assert np.array_equal(back, host)
+    assert np.array_equal(dev.get(), host)

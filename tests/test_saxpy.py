@@ -177,3 +177,30 @@ def test_concurrent_calls_from_threads(v):
     with ThreadPoolExecutor(max_workers=4) as pool:
         for a, x, y, out in pool.map(task, range(16)):
             assert_saxpy_close(out, a, x, y)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("v", variant_params("saxpy", backend="cuda"))
+def test_more_than_2_to_the_31_elements(v):
+    """64-bit indexing: 2^31 + 13 float32 elements (8.6 GB per array), made and checked on the
+    device with PyTorch, in chunks against a float64 reference."""
+    torch = pytest.importorskip("torch")
+    n = (1 << 31) + 13
+    if torch.cuda.mem_get_info()[0] < 4 * n * 4:
+        pytest.skip("needs about 35 GB of free device memory")
+    a = -1.75
+    x = torch.arange(n, dtype=torch.float32, device="cuda").remainder_(1021).sub_(510)
+    y = torch.arange(n, dtype=torch.float32, device="cuda").remainder_(997).mul_(0.25)
+    out = torch.full((n,), float("nan"), dtype=torch.float32, device="cuda")
+    gl.saxpy(a, x, y, variant=v.id, out=out)
+    gl.synchronize()
+    eps = float(np.finfo(np.float32).eps)
+    chunk = 1 << 28
+    for start in range(0, n, chunk):
+        xs, ys = x[start:start + chunk].double(), y[start:start + chunk].double()
+        got = out[start:start + chunk].double()
+        bound = 2 * eps * (xs.mul(a).abs() + ys.abs())
+        assert not torch.isnan(got).any(), f"unwritten elements in [{start}, {start + chunk})"
+        assert bool(((got - (a * xs + ys)).abs() <= bound).all()), f"wrong in [{start}, +{chunk})"
+    del x, y, out
+    torch.cuda.empty_cache()

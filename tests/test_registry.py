@@ -130,3 +130,16 @@ def test_cuda_available_agrees_with_gpu_status():
         assert status is None
     else:
         assert isinstance(status, gl.NoDeviceError)
+
+
+def test_variant_docs_are_generated_from_the_registry():
+    """docs/variants.md is the registry rendered; regenerate it with tools/variant_docs.py."""
+    import importlib.util
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.spec_from_file_location("variant_docs",
+                                                  os.path.join(root, "tools", "variant_docs.py"))
+    docs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(docs)
+    with open(docs.PATH) as f:
+        assert f.read() == docs.render(), "docs/variants.md is stale: run tools/variant_docs.py"

@@ -1,0 +1,38 @@
+"""Writes docs/variants.md from the variant registry (the C tables in csrc/labs/), so that the
+docs never copy the table by hand. tests/test_registry.py fails when the file is stale.
+
+    python3 tools/variant_docs.py           # rewrite docs/variants.md
+"""
+
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PATH = os.path.join(ROOT, "docs", "variants.md")
+
+
+def render():
+    import gpulab as gl
+    lines = ["# Variants", "",
+             "Generated from the registry by `tools/variant_docs.py`; do not edit by hand. The same",
+             "records come from `gl.variants()`.", ""]
+    for op in gl.registry.ops():
+        lines += [f"## {op}", "",
+                  "| id | name | backend | what it changes | seed | dtypes | tunables | notes |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for v in gl.variants(op):
+            tunables = "; ".join(f"{k}: {', '.join(map(str, t['values']))} (default {t['default']})"
+                                 for k, t in v.tunables.items()) or "-"
+            notes = ", ".join(n for n, on in (("best", v.best), ("deterministic", v.deterministic))
+                              if on) or "-"
+            lines.append(f"| {v.id} | `{v.name}` | {v.backend} | {v.summary} | {v.seed} | "
+                         f"{', '.join(v.dtypes)} | {tunables} | {notes} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    os.makedirs(os.path.dirname(PATH), exist_ok=True)
+    with open(PATH, "w") as f:
+        f.write(render())
+    print(f"wrote {PATH}", file=sys.stderr)

@@ -44,6 +44,14 @@ def main():
     r["gpulab_async_out_us"] = per_call_us(lambda: gl.saxpy(2.0, dx, dy, out=dout), calls,
                                            gl.synchronize)
     r["gpulab_numpy_us"] = per_call_us(lambda: gl.saxpy(2.0, x, y), few, lambda: None)
+    # the small NumPy path: kernels on mapped pinned memory (zero-copy) or one DMA each way
+    for m in (1024, 4096, 16384):
+        xm, ym = x[:1].repeat(m), y[:1].repeat(m)
+        for path, limit in (("dma", 0), ("zero_copy", 1 << 20)):
+            default = gl._core._set_zero_copy_limit(limit)
+            r[f"numpy_{path}_{m}_us"] = per_call_us(lambda: gl.saxpy(2.0, xm, ym), few,
+                                                    lambda: None)
+            gl._core._set_zero_copy_limit(default)
     # where the async time goes: the bare C entry point, one CUDA call, one pool alloc + free
     core = gl._core
     r["parts_core_saxpy_us"] = per_call_us(lambda: core.saxpy(2.0, dx, dy, None, dout, None, None),

@@ -18,8 +18,9 @@ static struct {
   int allocated;
   int next; /* the slot to use next, always below slots */
   void *buf[RING_MAX_SLOTS];
+  void *buf_on_device[RING_MAX_SLOTS]; /* the same pinned bytes, as kernels address them */
   glc_event done[RING_MAX_SLOTS];
-} ring = {PTHREAD_MUTEX_INITIALIZER, 8u << 20, 4, 0, 0, {0}, {0}};
+} ring = {PTHREAD_MUTEX_INITIALIZER, 8u << 20, 4, 0, 0, {0}, {0}, {0}};
 
 size_t gl_pinned_user_bytes = 0;
 
@@ -33,6 +34,7 @@ static void ring_free_locked(void) {
     }
     if (ring.buf[i]) glc_host_free(ring.buf[i]);
     ring.buf[i] = NULL;
+    ring.buf_on_device[i] = NULL;
     ring.done[i] = NULL;
   }
   ring.allocated = 0;
@@ -42,6 +44,7 @@ static int ring_alloc_locked(void) {
   if (ring.allocated) return 0;
   for (int i = 0; i < ring.slots; i++) {
     int code = glc_host_alloc(&ring.buf[i], ring.chunk);
+    if (!code) code = glc_host_device_pointer(&ring.buf_on_device[i], ring.buf[i]);
     if (!code) code = glc_event_create(&ring.done[i], 0);
     if (code) {
       ring_free_locked();
@@ -172,27 +175,35 @@ int gl_small_call_fits(int n_in, size_t in_bytes, size_t out_bytes) {
          (size_t)n_in * align_up(in_bytes) + align_up(out_bytes) <= GL_SMALL_CALL_BYTES;
 }
 
-/* One pinned slot holds the packed inputs and then the output, and one persistent device
- * buffer mirrors it: a single copy each way and no allocation, so the call is a handful of CUDA
- * API calls in all. */
+/* Up to this many bytes in and out, kernels read and write the pinned slot itself over PCIe
+ * (zero-copy): no DMA to set up either way. Measured by benchmarks/call_overhead.py. */
+static size_t zero_copy_limit = 64u << 10;
+
+/* One pinned slot holds the packed inputs and then the output. Small calls run on it directly
+ * (zero-copy); larger ones mirror it in one persistent device buffer, with a single copy each
+ * way and no allocation. Either way the call is a handful of CUDA API calls. */
 int gl_small_call(int n_in, const void *const *host_in, size_t in_bytes, void *host_out,
                   size_t out_bytes, glc_stream stream, gl_device_run run, void *ctx) {
+  size_t stride = align_up(in_bytes), out_off = (size_t)n_in * stride;
+  int zero_copy = out_off + out_bytes <= zero_copy_limit;
   pthread_mutex_lock(&ring.lock);
   int code = ring_alloc_locked();
-  if (!code && !small_scratch) code = glc_malloc_async(&small_scratch, GL_SMALL_CALL_BYTES, stream);
+  if (!code && !zero_copy && !small_scratch)
+    code = glc_malloc_async(&small_scratch, GL_SMALL_CALL_BYTES, stream);
   int slot = take_slots(1);
   if (!code) code = glc_event_synchronize(ring.done[slot]);
   if (!code) {
-    char *pinned = ring.buf[slot], *dev = small_scratch;
-    size_t stride = align_up(in_bytes), out_off = (size_t)n_in * stride;
+    char *pinned = ring.buf[slot];
+    char *dev = zero_copy ? ring.buf_on_device[slot] : small_scratch;
     void *dev_in[GL_SMALL_CALL_MAX_INPUTS];
     for (int i = 0; i < n_in; i++) {
       memcpy(pinned + i * stride, host_in[i], in_bytes);
       dev_in[i] = dev + i * stride;
     }
-    code = glc_memcpy_async(dev, pinned, out_off, stream);
+    if (!zero_copy) code = glc_memcpy_async(dev, pinned, out_off, stream);
     if (!code) code = run(ctx, dev_in, dev + out_off);
-    if (!code) code = glc_memcpy_async(pinned + out_off, dev + out_off, out_bytes, stream);
+    if (!code && !zero_copy)
+      code = glc_memcpy_async(pinned + out_off, dev + out_off, out_bytes, stream);
     if (!code) code = glc_stream_synchronize(stream);
     if (!code) memcpy(host_out, pinned + out_off, out_bytes);
   }
@@ -324,6 +335,20 @@ static PyObject *py_set_staging(PyObject *m, PyObject *args) {
   Py_END_ALLOW_THREADS Py_RETURN_NONE;
 }
 
+static PyObject *py_set_zero_copy_limit(PyObject *m, PyObject *arg) {
+  Py_ssize_t limit = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+  if (limit == -1 && PyErr_Occurred()) return NULL;
+  if (limit < 0 || limit > (Py_ssize_t)GL_SMALL_CALL_BYTES)
+    return PyErr_Format(PyExc_ValueError, "the limit must lie in [0, %u] bytes",
+                        GL_SMALL_CALL_BYTES);
+  size_t previous;
+  Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&ring.lock);
+  previous = zero_copy_limit;
+  zero_copy_limit = (size_t)limit;
+  pthread_mutex_unlock(&ring.lock);
+  Py_END_ALLOW_THREADS return PyLong_FromSize_t(previous);
+}
+
 static PyObject *py_pinned_usage(PyObject *m, PyObject *unused) {
   return Py_BuildValue("{s:n,s:n}", "user", (Py_ssize_t)gl_pinned_user_bytes, "staging",
                        (Py_ssize_t)gl_pinned_staging_bytes());
@@ -338,6 +363,9 @@ PyMethodDef gl_transfer_methods[] = {
      "_d2h(dst, src, path, stream=None): device to host through one named path; waits."},
     {"_set_staging", py_set_staging, METH_VARARGS,
      "_set_staging(chunk_bytes, slots): resize the pinned staging ring."},
+    {"_set_zero_copy_limit", py_set_zero_copy_limit, METH_O,
+     "_set_zero_copy_limit(bytes): small NumPy calls up to this size run on mapped pinned "
+     "memory; returns the previous limit."},
     {"pinned_usage", py_pinned_usage, METH_NOARGS,
      "Bytes of pinned host memory gpulab holds: {'user': ..., 'staging': ...}."},
     {NULL}};

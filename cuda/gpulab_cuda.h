@@ -93,7 +93,9 @@ GLC_API int glc_pointer_device(const void *ptr, int *device, int *is_device);
 GLC_API int glc_host_is_pinned(const void *ptr, int *pinned);
 
 /* ---- host memory ---- */
+/* Page-locked and mapped: kernels can read and write it through glc_host_device_pointer. */
 GLC_API int glc_host_alloc(void **ptr, size_t bytes);
+GLC_API int glc_host_device_pointer(void **device_ptr, void *host_ptr);
 GLC_API int glc_host_free(void *ptr);
 GLC_API int glc_host_register(void *ptr, size_t bytes);
 GLC_API int glc_host_unregister(void *ptr);

@@ -275,7 +275,11 @@ int glc_host_alloc(void **ptr, size_t bytes) {
     *ptr = nullptr;
     return cudaSuccess;
   }
-  return GLC_CUDA(cudaHostAlloc, ptr, bytes, cudaHostAllocPortable);
+  return GLC_CUDA(cudaHostAlloc, ptr, bytes, cudaHostAllocPortable | cudaHostAllocMapped);
+}
+
+int glc_host_device_pointer(void **device_ptr, void *host_ptr) {
+  return GLC_CUDA(cudaHostGetDevicePointer, device_ptr, host_ptr, 0);
 }
 
 int glc_host_free(void *ptr) {

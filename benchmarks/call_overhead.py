@@ -45,7 +45,7 @@ def main():
                                            gl.synchronize)
     r["gpulab_numpy_us"] = per_call_us(lambda: gl.saxpy(2.0, x, y), few, lambda: None)
     # the small NumPy path: kernels on mapped pinned memory (zero-copy) or one DMA each way
-    for m in (1024, 4096, 16384):
+    for m in (1024, 4096, 16384, 65536):
         xm, ym = x[:1].repeat(m), y[:1].repeat(m)
         for path, limit in (("dma", 0), ("zero_copy", 1 << 20)):
             default = gl._core._set_zero_copy_limit(limit)

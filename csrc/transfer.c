@@ -177,7 +177,7 @@ int gl_small_call_fits(int n_in, size_t in_bytes, size_t out_bytes) {
 
 /* Up to this many bytes in and out, kernels read and write the pinned slot itself over PCIe
  * (zero-copy): no DMA to set up either way. Measured by benchmarks/call_overhead.py. */
-static size_t zero_copy_limit = 64u << 10;
+static size_t zero_copy_limit = GL_SMALL_CALL_BYTES;
 
 /* One pinned slot holds the packed inputs and then the output. Small calls run on it directly
  * (zero-copy); larger ones mirror it in one persistent device buffer, with a single copy each

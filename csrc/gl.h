@@ -83,10 +83,10 @@ gl_DeviceArrayObject *gl_devarray_empty(int ndim, const Py_ssize_t *shape, PyArr
 gl_DeviceArrayObject *gl_devarray_wrap(void *ptr, int ndim, const Py_ssize_t *shape,
                                        const Py_ssize_t *strides, PyArray_Descr *dtype, int device,
                                        int readonly, PyObject *base);
-/* Records that the array is used on stream, so that its free is ordered after that use. */
 /* Bytes of freed small blocks kept for reuse on the library's stream, and their release. */
 size_t gl_block_cache_bytes(void);
 void gl_block_cache_trim(void);
+/* Records that the array is used on stream, so that its free is ordered after that use. */
 void gl_devarray_use(gl_DeviceArrayObject *a, glc_stream stream, PyObject *stream_keep);
 int gl_devarray_is_c_contiguous(const gl_DeviceArrayObject *a);
 

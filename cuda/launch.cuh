@@ -7,11 +7,11 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
-#include <mutex>
-#include <tuple>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
+#include <tuple>
 
 #include "errors.cuh"
 #include "gpulab_cuda.h"

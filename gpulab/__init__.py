@@ -17,6 +17,7 @@ from ._core import (CudaError, DeviceArray, Event, NoDeviceError, Stream, build_
                     zeros)
 from .bench import BenchResult, bench
 from .ceilings import ceilings
+from .provenance import driver_release
 from .registry import Variant, variants
 from .saxpy import matadd, saxpy
 from .sweep import SweepResults, sweep
@@ -28,7 +29,6 @@ def device_info(device=0):
     """The device's properties (deviceQuery's), its theoretical peaks, the CUDA driver and
     runtime versions, and the kernel driver's release. Raises NoDeviceError when there is no
     usable GPU."""
-    from .provenance import driver_release
     return {**_core.device_info(device), "driver_release": driver_release()}
 
 

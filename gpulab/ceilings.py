@@ -31,7 +31,8 @@ def _measure_gpu():
     src = _core.empty(nbytes, dtype=np.uint8)
     dst = _core.empty(nbytes, dtype=np.uint8)
     _core._memset(src, 0x5A)
-    copy_ms = statistics.median(event_samples(lambda: _core._copy(dst, src), None, repeat=10, warmup=2))
+    copy_ms = statistics.median(
+        event_samples(lambda: _core._copy(dst, src), None, repeat=10, warmup=2))
     blocks, threads, iterations = info["multiprocessors"] * 8, 256, 4096
     sink = _core.empty(blocks * threads, dtype=np.float32)
     flops = []
@@ -55,10 +56,12 @@ def _measure_cpu():
     n = CPU_COPY_BYTES // 4
     src = np.full(n, 1.5, dtype=np.float32)
     dst = np.full(n, 2.5, dtype=np.float32)
-    copy_ms = statistics.median(host_samples(lambda: _core._cpu_copy(dst, src), repeat=5, warmup=1))
+    copy_ms = statistics.median(
+        host_samples(lambda: _core._cpu_copy(dst, src), repeat=5, warmup=1))
     iterations = 1 << 20
     flops = _core._cpu_fma_loop(iterations)
-    fma_ms = statistics.median(host_samples(lambda: _core._cpu_fma_loop(iterations), repeat=3, warmup=1))
+    fma_ms = statistics.median(
+        host_samples(lambda: _core._cpu_fma_loop(iterations), repeat=3, warmup=1))
     return {
         "where": "cpu",
         "device": _cpu_name(),

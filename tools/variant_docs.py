@@ -14,8 +14,8 @@ PATH = os.path.join(ROOT, "docs", "variants.md")
 def render():
     import gpulab as gl
     lines = ["# Variants", "",
-             "Generated from the registry by `tools/variant_docs.py`; do not edit by hand. The same",
-             "records come from `gl.variants()`.", ""]
+             "Generated from the registry by `tools/variant_docs.py`; do not edit by hand.",
+             "The same records come from `gl.variants()`.", ""]
     for op in gl.registry.ops():
         lines += [f"## {op}", "",
                   "| id | name | backend | what it changes | seed | dtypes | tunables | notes |",

@@ -54,6 +54,7 @@ for step in $steps; do
     run bench-saxpy python3 benchmarks/saxpy_ladder.py
     run bench-transfer python3 benchmarks/transfer_paths.py
     run bench-overhead python3 benchmarks/call_overhead.py
+    run bench-reduce python3 benchmarks/reduce_ladder.py
     ;;
   *) echo "unknown step $step" && exit 2 ;;
   esac

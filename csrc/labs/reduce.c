@@ -131,7 +131,7 @@ static const gl_variant reduce_variants[] = {
     {12,
      "vec16_single_pass",
      GL_BACKEND_CUDA,
-     "16-byte loads, 4 in flight per thread, one resident wave striding over tiles, warp "
+     "16-byte loads, 4 in flight per thread, two resident waves striding over tiles, warp "
      "shuffles; the last block to finish (atomic ticket) reduces the partials in a fixed order: "
      "one launch, deterministic.",
      "S3 grid-stride + shuffle; threadFenceReduction",

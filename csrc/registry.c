@@ -7,8 +7,9 @@
 
 extern const gl_lab gl_lab_saxpy;
 extern const gl_lab gl_lab_matadd;
+extern const gl_lab gl_lab_nbody;
 
-const gl_lab *const gl_labs[] = {&gl_lab_saxpy, &gl_lab_matadd, NULL};
+const gl_lab *const gl_labs[] = {&gl_lab_saxpy, &gl_lab_matadd, &gl_lab_nbody, NULL};
 
 static const char *const dtype_names[] = {"float32", "float64", "int32", "int64"};
 

@@ -19,6 +19,7 @@ from .bench import BenchResult, bench
 from .ceilings import ceilings
 from .provenance import driver_release
 from .registry import Variant, variants
+from .nbody import NBody, nbody_accel, nbody_energy, nbody_step, plummer
 from .saxpy import matadd, saxpy
 from .sweep import SweepResults, sweep
 
@@ -37,4 +38,5 @@ __all__ = [
     "build_info", "cuda_available", "device_info", "to_device", "empty", "zeros", "as_device",
     "from_dlpack", "pinned_empty", "pinned_usage", "pool_usage", "release_memory", "variants",
     "Variant", "bench", "BenchResult", "sweep", "SweepResults", "ceilings", "saxpy", "matadd",
+    "nbody_accel", "nbody_step", "nbody_energy", "NBody", "plummer",
 ]

@@ -187,13 +187,10 @@ class NBody:
             raise ValueError(f"variant: nbody_accel has no variant {variant!r}; known: {known}")
         self.variant = record.id
         self.on_device = record.backend == "cuda"
+        # validates shapes, dtypes, eps and the device (NoDeviceError) before anything moves
+        nbody_step(pos, vel, mass, 0.0, eps, 0, G, self.variant, **self.tunables)
         place = _core.to_device if self.on_device else np.asarray
-        if self.on_device and not _core.cuda_available():
-            raise _core._gpu_status()
         self._pos, self._vel, self._mass = (place(a) for a in (pos, vel, mass))
-        # validates shapes, dtypes and eps before the first step
-        nbody_step(self._pos, self._vel, self._mass, 0.0, eps, 0, G, self.variant,
-                   **self.tunables)
 
     @property
     def n(self):

@@ -165,7 +165,7 @@ static int nb_operands_check(nb_operands *o, PyObject *const *objs, PyObject *st
     o->on_device = dev;
   }
   if (o->on_device) {
-    if (gl_require_gpu("nbody") < 0) return -1;
+    if (gl_require_gpu("nbody_accel") < 0) return -1;
     if (gl_stream_arg(stream_obj, &o->stream, &o->stream_keep) < 0) return -1;
   }
   for (int i = 0; i < o->count; i++) {

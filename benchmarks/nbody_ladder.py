@@ -38,6 +38,8 @@ def rows():
             out += [(3, {"unroll": u}) for u in (1, 2)]
         if v.id == 5:
             out += [(5, {"bodies": b}) for b in (1, 2, 8)]
+            out += [(5, {"block": b}) for b in (64, 128)]
+            out += [(5, {"bodies": 8, "block": 128})]
     return out
 
 

@@ -217,9 +217,10 @@ const MultibodyInstance *find_multibody(int bodies, int unroll) {
   return nullptr;
 }
 
-// Variant 5's defaults, from the H100 sweep (benchmarks/nbody_tune.cu, benchmarks/NOTES.md).
-constexpr int v5_default_bodies = 4;
-constexpr int v5_default_unroll = 4;
+// Variant 5's defaults, the fastest of the H100 sweep at N = 131072 (benchmarks/nbody_tune.cu,
+// results/nbody_tune.csv, NOTES.md): 2 bodies per thread, j unrolled 8 times, 256 threads.
+constexpr int v5_default_bodies = 2;
+constexpr int v5_default_unroll = 8;
 constexpr int default_unroll = 4;  // variants 1, 3, 4
 
 // The j split of variant 5: the number of parts s (1 <= s <= tiles, at most max_splits) that

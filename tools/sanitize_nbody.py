@@ -14,7 +14,7 @@ import numpy as np
 
 import gpulab as gl
 
-SIZES = (1, 33, 300)
+SIZES = (33, 300)
 EPS = 0.05
 
 

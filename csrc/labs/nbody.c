@@ -63,7 +63,7 @@ static const gl_variant nbody_variants[] = {
      "H100: register blocking over i (as in SGEMM), split-K",
      GL_DT(GLC_F32),
      GL_BEST | GL_DETERMINISTIC,
-     {{"block", NB_BLOCKS_V5, 128}, {"bodies", {1, 2, 4, 8, 0}, 4}}},
+     {{"block", NB_BLOCKS_V5, 256}, {"bodies", {1, 2, 4, 8, 0}, 2}}},
     {100,
      "naive",
      GL_BACKEND_CPU,

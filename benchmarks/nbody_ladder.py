@@ -97,7 +97,8 @@ def main():
     print(f"{info['name']}: {lim['sms']} SMs at {lim['clock_mhz']:.0f} MHz; limits in G "
           f"interactions/s: FP32 FMA {lim['fma_limit_ginter']:.0f} (20 flops), MUFU rsqrt "
           f"{lim['rsqrt_limit_ginter']:.0f}, measured FMA loop {lim['measured_fma_ginter']:.0f}")
-    header = f"  {'id':>3} {'name':16s} {'params':26s} {'G int/s':>9s} {'GFLOP/s':>9s} {'/FMA':>6s}   S0 GK104"
+    header = (f"  {'id':>3} {'name':16s} {'params':26s} {'G int/s':>9s} {'GFLOP/s':>9s} "
+              f"{'/FMA':>6s}   S0 GK104")
     results = []
     for n in args.sizes:
         pos, _, mass = gl.plummer(n, seed=1)

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <initializer_list>
+#include <utility>
 
 #include "errors.cuh"
 #include "gpulab_cuda.h"
@@ -271,27 +272,25 @@ struct TiledSoa {
   static constexpr auto kernel = nbody_tiled_soa<U>;
 };
 
+// Launches K::kernel<U> for the U of Us that equals p.unroll (nbody_plan admits no other).
+template <typename K, int... Us, typename S, typename A>
+int launch_unrolled(std::integer_sequence<int, Us...>, const NBodyPlan &p, const char *name,
+                    unsigned grid, cudaStream_t stream, S state, A acc, float eps2, float G) {
+  int code = cudaSuccess;
+  int n_pad = static_cast<int>(p.n_pad);
+  bool launched =
+      ((p.unroll == Us && ((code = glc_launch(K::template kernel<Us>, name, grid, p.block, stream,
+                                              state, acc, n_pad, eps2, G)),
+                           true)) ||
+       ...);
+  return launched ? code : glc_fail(cudaErrorInvalidValue, name);
+}
+
 template <typename K, typename S, typename A>
 int launch_unrolled(const NBodyPlan &p, const char *name, unsigned grid, cudaStream_t stream,
                     S state, A acc, float eps2, float G) {
-  int n_pad = static_cast<int>(p.n_pad);
-  switch (p.unroll) {
-    case 1:
-      return glc_launch(K::template kernel<1>, name, grid, p.block, stream, state, acc, n_pad, eps2,
-                        G);
-    case 2:
-      return glc_launch(K::template kernel<2>, name, grid, p.block, stream, state, acc, n_pad, eps2,
-                        G);
-    case 4:
-      return glc_launch(K::template kernel<4>, name, grid, p.block, stream, state, acc, n_pad, eps2,
-                        G);
-    case 8:
-      return glc_launch(K::template kernel<8>, name, grid, p.block, stream, state, acc, n_pad, eps2,
-                        G);
-    default:
-      return glc_launch(K::template kernel<16>, name, grid, p.block, stream, state, acc, n_pad,
-                        eps2, G);
-  }
+  return launch_unrolled<K>(std::integer_sequence<int, 1, 2, 4, 8, 16>{}, p, name, grid, stream,
+                            state, acc, eps2, G);
 }
 
 }  // namespace

@@ -222,7 +222,8 @@ class NBody:
 
     def __repr__(self):
         where = "device" if self.on_device else "host"
-        return f"NBody(n={self.n}, eps={self.eps}, variant={self.variant}, t={self.time:g}, {where})"
+        return (f"NBody(n={self.n}, eps={self.eps}, variant={self.variant}, t={self.time:g}, "
+                f"{where})")
 
 
 def _variants():

@@ -50,8 +50,8 @@ def inner_loop(code):
 
 
 def short(name):
-    m = re.search(r"(nbody_(?:naive_unrolled|naive|tiled_soa|tiled|multibody|sum_splits|energy_\w+?))"
-                  r"(?:ILi(\d+)E(?:Li(\d+)E)?)?E", name)
+    m = re.search(r"(nbody_(?:naive_unrolled|naive|tiled_soa|tiled|multibody|sum_splits|"
+                  r"energy_\w+?))(?:ILi(\d+)E(?:Li(\d+)E)?)?E", name)
     if not m:
         return name
     args = [a for a in m.group(2, 3) if a]

@@ -271,7 +271,7 @@ static PyObject *nb_new_vectors(const nb_operands *o) {
   if (o->on_device)
     r = (PyObject *)gl_devarray_empty(2, shape, f32, o->stream, o->stream_keep);
   else
-    r = PyArray_Zeros(2, shape, (Py_INCREF(f32), f32), 0);
+    r = PyArray_Empty(2, shape, (Py_INCREF(f32), f32), 0);
   Py_DECREF(f32);
   return r;
 }

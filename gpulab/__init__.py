@@ -18,6 +18,7 @@ from ._core import (CudaError, DeviceArray, Event, NoDeviceError, Stream, build_
                     zeros)
 from .bench import BenchResult, bench
 from .ceilings import ceilings
+from .nbody import NBody, nbody_accel, nbody_energy, nbody_step, plummer
 from .provenance import driver_release
 from .reduce import dot, norm2, reduce
 from .registry import Variant, variants
@@ -40,4 +41,5 @@ __all__ = [
     "from_dlpack", "pinned_empty", "pinned_usage", "pool_usage", "release_memory", "variants",
     "Variant", "bench", "BenchResult", "sweep", "SweepResults", "ceilings", "saxpy", "matadd",
     "reduce", "dot", "norm2",
+    "nbody_accel", "nbody_step", "nbody_energy", "NBody", "plummer",
 ]

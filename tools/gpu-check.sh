@@ -44,6 +44,8 @@ for step in $steps; do
     for tool in memcheck racecheck synccheck; do
       run "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
         python3 tools/sanitize_all.py
+      run "sanitizer-nbody-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+        python3 tools/sanitize_nbody.py
     done
     ;;
   main)
@@ -55,6 +57,7 @@ for step in $steps; do
     run bench-transfer python3 benchmarks/transfer_paths.py
     run bench-overhead python3 benchmarks/call_overhead.py
     run bench-reduce python3 benchmarks/reduce_ladder.py
+    run bench-nbody python3 benchmarks/nbody_ladder.py
     ;;
   *) echo "unknown step $step" && exit 2 ;;
   esac

@@ -1,0 +1,89 @@
+"""Instruction mix of the n-body kernels' inner loops, from `cuobjdump -sass` output.
+
+    cuobjdump -sass build/.../cuda_nbody_accel.cu.o > nbody.sass
+    python3 tools/nbody_sass_mix.py nbody.sass
+
+For each kernel, the loop that holds the most MUFU.RSQ (one per interaction) is the inner loop:
+its instructions divided by its MUFU.RSQ count give the issue slots per interaction, which bound
+the rate: an SM issues 4 warp instructions (128 thread instructions) per clock, and runs 128 FP32
+lanes and 16 MUFU lanes."""
+
+import re
+import sys
+from collections import Counter
+
+FUNCTION = re.compile(r"Function : (\S+)")
+INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);")
+BRANCH_TARGET = re.compile(r"0x([0-9a-f]+)")
+
+
+def kernels(text):
+    """{demangled-ish name: [(address, opcode, operands)]}."""
+    out, name = {}, None
+    for line in text.splitlines():
+        m = FUNCTION.search(line)
+        if m:
+            name = m.group(1)
+            out[name] = []
+            continue
+        m = INSTRUCTION.search(line)
+        if m and name:
+            out[name].append((int(m.group(1), 16), m.group(3), m.group(4)))
+    return out
+
+
+def inner_loop(code):
+    """The instructions of the backward-branch loop with the most MUFU.RSQ."""
+    best = []
+    for i, (addr, op, args) in enumerate(code):
+        if not op.startswith("BRA"):
+            continue
+        t = BRANCH_TARGET.search(args)
+        if not t or int(t.group(1), 16) > addr:
+            continue
+        target = int(t.group(1), 16)
+        body = [c for c in code if target <= c[0] <= addr]
+        if sum(c[1].startswith("MUFU.RSQ") for c in body) > sum(
+                c[1].startswith("MUFU.RSQ") for c in best):
+            best = body
+    return best
+
+
+def short(name):
+    m = re.search(r"(nbody_(?:naive_unrolled|naive|tiled_soa|tiled|multibody|sum_splits|"
+                  r"energy_\w+?))(?:ILi(\d+)E(?:Li(\d+)E)?)?E", name)
+    if not m:
+        return name
+    args = [a for a in m.group(2, 3) if a]
+    return m.group(1) + (f"<{','.join(args)}>" if args else "")
+
+
+KEYS = ["FFMA", "FMUL", "FADD", "MUFU.RSQ", "LDS", "LDG", "other"]
+
+
+def mix(body):
+    counts = Counter()
+    for _, op, _ in body:
+        base = op.split(".")[0]
+        key = "MUFU.RSQ" if op.startswith("MUFU.RSQ") else base if base in KEYS else "other"
+        counts[key] += 1
+    return counts
+
+
+def main(path):
+    with open(path) as f:
+        text = f.read()
+    print(f"{'kernel':34s} {'inter':>5s} " + " ".join(f"{k:>8s}" for k in KEYS) + "    slots")
+    for name, code in kernels(text).items():
+        body = inner_loop(code)
+        rsq = sum(op.startswith("MUFU.RSQ") for _, op, _ in body)
+        if not rsq:
+            continue
+        c = mix(body)
+        per = [c[k] / rsq for k in KEYS]
+        print(f"{short(name):34s} {rsq:5d} " + " ".join(f"{p:8.2f}" for p in per)
+              + f" {len(body) / rsq:8.2f}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "/dev/stdin")

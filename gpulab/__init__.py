@@ -11,6 +11,7 @@ called, timed (bench), swept (sweep) and checked against NumPy:
 """
 
 from . import _core
+from . import memory, streams
 from ._core import (CudaError, DeviceArray, Event, NoDeviceError, Stream, build_info,
                     cuda_available, elapsed_ms, empty, from_dlpack, as_device, pinned_empty,
                     pinned_usage, pool_usage, release_memory, synchronize, to_device,
@@ -21,6 +22,7 @@ from .provenance import driver_release
 from .registry import Variant, variants
 from .saxpy import matadd, saxpy
 from .sweep import SweepResults, sweep
+from .table import Table
 
 __version__ = "0.1.0"
 
@@ -37,4 +39,5 @@ __all__ = [
     "build_info", "cuda_available", "device_info", "to_device", "empty", "zeros", "as_device",
     "from_dlpack", "pinned_empty", "pinned_usage", "pool_usage", "release_memory", "variants",
     "Variant", "bench", "BenchResult", "sweep", "SweepResults", "ceilings", "saxpy", "matadd",
+    "memory", "streams", "Table",
 ]

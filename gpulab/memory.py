@@ -41,8 +41,7 @@ def _pattern(nbytes):
     """Distinct 64-bit words, so that a misplaced chunk is caught."""
     words = np.arange(nbytes // 8, dtype=np.uint64)
     words *= np.uint64(0x9E3779B97F4A7C15)
-    out = words.view(np.uint8)
-    return out
+    return words.view(np.uint8)
 
 
 def _host_buffer(memory, nbytes):
@@ -62,10 +61,11 @@ def _host_timed(call, repeat):
 
 def _copy_rows(direction, memory, nbytes, repeat):
     """gpulab's own path and raw cudaMemcpy over the same buffers, in the same run."""
+    expected = _pattern(nbytes)
     if direction == "d2d":
         src = _core.empty(nbytes, dtype=np.uint8)
         dst = _core.empty(nbytes, dtype=np.uint8)
-        _core._memlab_memcpy(src, _pattern(nbytes))
+        _core._memlab_memcpy(src, expected)
 
         def ours():
             _core._copy(dst, src)
@@ -73,12 +73,14 @@ def _copy_rows(direction, memory, nbytes, repeat):
 
         def raw():
             _core._memlab_memcpy(dst, src)
-        check = lambda: np.array_equal(dst.get(), _pattern(nbytes))
+
+        def arrived():
+            return np.array_equal(dst.get(), expected)
     else:
         host = _host_buffer(memory, nbytes)
         dev = _core.empty(nbytes, dtype=np.uint8)
         if direction == "h2d":
-            host[:] = _pattern(nbytes)
+            host[:] = expected
 
             def ours():
                 _core._h2d(dev, host, "auto")
@@ -87,25 +89,28 @@ def _copy_rows(direction, memory, nbytes, repeat):
             def raw():
                 _core._memlab_memcpy(dev, host)
 
-            def check():
+            def arrived():
                 back = np.empty(nbytes, dtype=np.uint8)
                 _core._memlab_memcpy(back, dev)
-                return np.array_equal(back, host)
+                return np.array_equal(back, expected)
         else:
-            _core._memlab_memcpy(dev, _pattern(nbytes))
-            host[:] = 0
+            _core._memlab_memcpy(dev, expected)
 
             def ours():
                 _core._d2h(host, dev, "auto")
 
             def raw():
                 _core._memlab_memcpy(host, dev)
-            check = lambda: np.array_equal(host, _pattern(nbytes))
-    rows = []
+
+            def arrived():
+                ok = np.array_equal(host, expected)
+                host[:] = 0  # so that the next path's copy is checked on its own
+                return ok
     ours_samples = _host_timed(ours, repeat)
-    intact = check()
+    intact = arrived()
     raw_samples = _host_timed(raw, repeat)
-    intact = intact and check()
+    intact = arrived() and intact
+    rows = []
     for method, samples in (("gpulab", ours_samples), ("cudaMemcpy", raw_samples)):
         s = summary(samples)
         rows.append({"direction": direction, "memory": memory, "bytes": nbytes, "method": method,

@@ -44,6 +44,8 @@ for step in $steps; do
     for tool in memcheck racecheck synccheck; do
       run "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
         python3 tools/sanitize_all.py
+      run "sanitizer-labs-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+        python3 tools/sanitize_labs.py
     done
     ;;
   main)
@@ -54,6 +56,8 @@ for step in $steps; do
     run bench-saxpy python3 benchmarks/saxpy_ladder.py
     run bench-transfer python3 benchmarks/transfer_paths.py
     run bench-overhead python3 benchmarks/call_overhead.py
+    run bench-memory python3 benchmarks/memory_lab.py
+    run bench-streams python3 benchmarks/streams_lab.py
     ;;
   *) echo "unknown step $step" && exit 2 ;;
   esac

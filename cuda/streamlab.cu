@@ -89,12 +89,10 @@ __global__ void produce(uint32_t *chunk_data, uint32_t chunk, size_t elems, uint
 
 // The consumer: marks the chunk bad when any word is not the producer's.
 __global__ void consume(const uint32_t *chunk_data, uint32_t chunk, size_t elems, int *bad) {
-  __shared__ int wrong;
-  if (threadIdx.x == 0) wrong = 0;
-  __syncthreads();
+  int wrong = 0;
   for (size_t i = threadIdx.x; i < elems; i += blockDim.x)
-    if (chunk_data[i] != chunk_word(chunk, i)) wrong = 1;
-  __syncthreads();
+    wrong |= chunk_data[i] != chunk_word(chunk, i);
+  wrong = __syncthreads_or(wrong);
   if (threadIdx.x == 0) bad[chunk] = wrong;
 }
 

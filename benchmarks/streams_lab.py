@@ -29,7 +29,7 @@ def main():
     print(f"n={n}: H2D {probe.h2d_ms:.2f} ms; intensity {k} matches it")
     runs = []
     for order in ("depth", "breadth"):
-        for chunks in (4, 8, 16, 32):
+        for chunks in (8, 16, 32, 64):
             for streams in (2, 4, 8):
                 r = gl.streams.overlap(n, chunks=chunks, streams=streams, order=order,
                                        intensity=k, repeat=args.repeat)

@@ -155,12 +155,13 @@ enum glc_memlab_pattern {
 GLC_API int glc_memlab_access(int pattern, int offset, size_t n, int repeat, float *samples);
 
 /* Pointer chase over a device array of `words` 32-bit words. Node i sits at word
- * i * stride_words and holds the word index of node successor[i]; one thread follows `steps`
- * dependent loads from node 0 (after an untimed pass). *final_node: where the last timed chase
- * ended, for checking against a host walk. */
+ * i * stride_words and holds the word index of node successor[i]. One thread follows warm_steps
+ * dependent loads from node 0 untimed, then `repeat` timed passes of `steps` loads, each going
+ * on from where the last stopped. *final_node: where the walk ended, for checking against a host
+ * walk of warm_steps + repeat * steps links. */
 GLC_API int glc_memlab_chase(const uint32_t *successor, size_t nodes, size_t stride_words,
-                             size_t words, size_t steps, int repeat, float *samples,
-                             uint32_t *final_node);
+                             size_t words, size_t warm_steps, size_t steps, int repeat,
+                             float *samples, uint32_t *final_node);
 
 /* Shared memory: each warp reads a 32x32 float tile at word (lane * stride + k) % 1024 for
  * `iterations` values of k. */

@@ -33,11 +33,18 @@ def _real_arg(name, value, low, high):
 
 
 def _stage_reference(x, intensity):
-    """f of the overlap kernel in float32 (the kernel fuses each step into one FMA)."""
-    v = x.astype(np.float32)
+    """f of the overlap kernel in float64, with the kernel's float32 constants."""
+    a, b = float(np.float32(0.999)), float(np.float32(0.001))
+    v = x.astype(np.float64)
     for _ in range(intensity):
-        v = v * np.float32(0.999) + np.float32(0.001)
+        v = v * a + b
     return v
+
+
+def _stage_tolerance(intensity):
+    """The kernel rounds each of its FMAs to float32 (at most 2^-24 for values below 1) and the
+    map shrinks earlier errors only by 0.999 a step, so they add up over the last ~1000 steps."""
+    return 2.0 ** -24 * min(intensity, 1000) * 1.01 + 1e-7
 
 
 @dataclass
@@ -106,8 +113,8 @@ def overlap(n=1 << 24, chunks=8, streams=4, order="depth", intensity=1, repeat=5
     med = {k: statistics.median(v) for k, v in samples.items()}
     ideal = max(med["h2d_ms"], med["kernel_ms"], med["d2h_ms"])
     check = np.random.default_rng(seed + 1).choice(n, size=min(n, 65536), replace=False)
-    correct = bool(np.allclose(y[check], _stage_reference(x[check], intensity), rtol=1e-5,
-                               atol=1e-6))
+    error = np.max(np.abs(y[check] - _stage_reference(x[check], intensity)))
+    correct = bool(error <= _stage_tolerance(intensity))
     timeline = Table(
         [{"chunk": c, "stream": c % streams, "stage": stage, "start_ms": float(bars[c, s, 0]),
           "end_ms": float(bars[c, s, 1])}

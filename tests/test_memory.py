@@ -31,6 +31,18 @@ def test_chain_is_one_cycle_over_every_node():
                               gl._core._memlab_chain(1000, True, 6))
 
 
+def test_chains_that_leave_the_array_are_refused():
+    """A link past the last node would make the chase read outside its array."""
+    bad = np.array([1, 2, 3, 7], np.uint32)
+    for call in (lambda: gl._core._memlab_cpu_chase(bad, 16, 4, 10, 1),
+                 lambda: gl._core._memlab_walk(bad, 10)):
+        with pytest.raises(ValueError, match="successor"):
+            call()
+    with pytest.raises(TypeError):
+        gl._core._memlab_walk(bad.astype(np.int32), 10)
+    assert gl._core._memlab_walk(np.array([2, 0, 1], np.uint32), 4) == 2
+
+
 def test_cpu_pointer_chase_table():
     t = mem.pointer_chase(sizes=[4 * KiB, 64 * KiB, 1 * MiB], strides=[64, 128], steps=4096,
                           where="cpu", progress=False)
@@ -165,6 +177,16 @@ def test_gpu_pointer_chase_ends_where_the_host_walk_ends():
 
 
 @pytest.mark.gpu
+def test_gpu_pointer_chase_steps_past_the_l2():
+    """Twice the L2 in a random cycle misses it on every load; half of it hits."""
+    l2 = gl.device_info()["l2_cache_bytes"]
+    sizes = [l2 // 2 // 64 * 64, 2 * l2 // 64 * 64]
+    t = mem.pointer_chase(sizes=sizes, steps=5000, repeat=2, progress=False)
+    inside, outside = t.column("ns_per_load")
+    assert all(t.column("chain_ok")) and outside > 1.3 * inside, t
+
+
+@pytest.mark.gpu
 def test_bank_conflicts_follow_gcd():
     t = mem.bank_conflicts(strides=[1, 2, 16, 32, 33], iterations=2048, repeat=3,
                            progress=False)
@@ -215,4 +237,6 @@ def test_refused_arguments_reach_the_core_safely():
     with pytest.raises(ValueError):
         gl._core._memlab_bank(1, 16, 0)
     with pytest.raises(TypeError):
-        gl._core._memlab_chase(np.zeros(4, np.int64), 1, 10, 1)
+        gl._core._memlab_chase(np.zeros(4, np.int64), 1, 0, 10, 1)
+    with pytest.raises(ValueError):
+        gl._core._memlab_chase(np.array([1, 2, 9], np.uint32), 1, 0, 10, 1)

@@ -45,24 +45,31 @@ int glcpu_chase_chain(uint32_t *successor, size_t nodes, int shuffle, uint64_t s
 }
 
 int glcpu_chase(const uint32_t *successor, size_t nodes, size_t stride_words, uint32_t *words,
-                size_t steps, double *seconds, uint32_t *final_node) {
-  if (nodes == 0 || stride_words == 0 || steps == 0) return -1;
+                size_t warm_steps, size_t steps, int repeat, double *seconds,
+                uint32_t *final_node) {
+  if (nodes == 0 || stride_words == 0 || steps == 0 || repeat < 1) return -1;
   for (size_t i = 0; i < nodes; i++)
     words[i * stride_words] = successor[i] * (uint32_t)stride_words;
-  /* One untimed pass over the chain (up to `steps` loads) warms caches and TLBs. */
+  /* As on the GPU (cuda/memlab_latency.cu): an untimed warm walk, then timed passes that go on
+   * from where the last one stopped. */
   volatile uint32_t sink;
   uint32_t p = 0;
-  size_t warm = nodes < steps ? nodes : steps;
-  for (size_t i = 0; i < warm; i++) p = words[p];
-  sink = p;
-  p = 0;
-  double t0 = now_seconds();
-  for (size_t i = 0; i < steps; i++) p = words[p];
-  *seconds = now_seconds() - t0;
-  sink = p;
+  for (size_t i = 0; i < warm_steps; i++) p = words[p];
+  for (int r = 0; r < repeat; r++) {
+    double t0 = now_seconds();
+    for (size_t i = 0; i < steps; i++) p = words[p];
+    seconds[r] = now_seconds() - t0;
+    sink = p; /* keeps each pass's result observable */
+  }
   (void)sink;
   *final_node = p / (uint32_t)stride_words;
   return 0;
+}
+
+uint32_t glcpu_chain_walk(const uint32_t *successor, size_t steps) {
+  uint32_t p = 0;
+  for (size_t i = 0; i < steps; i++) p = successor[p];
+  return p;
 }
 
 /* The chunk of [0, bytes) that thread `t` of `threads` owns, on 64-byte boundaries. */

@@ -132,32 +132,42 @@ static int chain_arg(PyObject *obj, const uint32_t **successor, size_t *nodes) {
   }
   *successor = PyArray_DATA((PyArrayObject *)obj);
   *nodes = (size_t)PyArray_SIZE((PyArrayObject *)obj);
+  /* Every link must name a node: the chase follows them without a check. */
+  for (size_t i = 0; i < *nodes; i++)
+    if ((*successor)[i] >= *nodes) {
+      PyErr_Format(PyExc_ValueError, "successor[%zu] = %u is not a node index", i,
+                   (unsigned)(*successor)[i]);
+      return -1;
+    }
   return 0;
 }
 
 /* The chain's geometry: nodes * stride_words must fit the 32-bit word indices. */
-static int chain_fits(size_t nodes, Py_ssize_t stride_words, Py_ssize_t steps) {
-  if (nodes == 0 || stride_words < 1 || steps < 1 ||
+static int chain_fits(size_t nodes, Py_ssize_t stride_words, Py_ssize_t warm_steps,
+                      Py_ssize_t steps) {
+  if (nodes == 0 || stride_words < 1 || steps < 1 || warm_steps < 0 ||
       (double)nodes * (double)stride_words > (double)UINT32_MAX) {
     PyErr_SetString(PyExc_ValueError,
-                    "the chain needs nodes >= 1, stride >= 1 word, steps >= 1 and at most 2^32 "
-                    "words");
+                    "the chain needs nodes >= 1, stride >= 1 word, steps >= 1, warm_steps >= 0 and "
+                    "at most 2^32 words");
     return -1;
   }
   return 0;
 }
 
-/* _memlab_chase(successor, stride_words, steps, repeat) -> (samples, final_node) */
+/* _memlab_chase(successor, stride_words, warm_steps, steps, repeat) -> (samples, final_node) */
 static PyObject *py_chase(PyObject *m, PyObject *args) {
   PyObject *chain;
-  Py_ssize_t stride_words, steps;
+  Py_ssize_t stride_words, warm_steps, steps;
   int repeat;
-  if (!PyArg_ParseTuple(args, "Onni:_memlab_chase", &chain, &stride_words, &steps, &repeat))
+  if (!PyArg_ParseTuple(args, "Onnni:_memlab_chase", &chain, &stride_words, &warm_steps, &steps,
+                        &repeat))
     return NULL;
   if (gl_require_gpu(NULL) < 0) return NULL;
   const uint32_t *successor;
   size_t nodes;
-  if (chain_arg(chain, &successor, &nodes) < 0 || chain_fits(nodes, stride_words, steps) < 0)
+  if (chain_arg(chain, &successor, &nodes) < 0 ||
+      chain_fits(nodes, stride_words, warm_steps, steps) < 0)
     return NULL;
   float *samples = new_samples(repeat);
   if (!samples) return NULL;
@@ -165,7 +175,7 @@ static PyObject *py_chase(PyObject *m, PyObject *args) {
   int code;
   Py_BEGIN_ALLOW_THREADS code =
       glc_memlab_chase(successor, nodes, (size_t)stride_words, nodes * (size_t)stride_words,
-                       (size_t)steps, repeat, samples, &final_node);
+                       (size_t)warm_steps, (size_t)steps, repeat, samples, &final_node);
   Py_END_ALLOW_THREADS return finish(code, samples, repeat, PyLong_FromUnsignedLong(final_node));
 }
 
@@ -210,23 +220,58 @@ static PyObject *py_chain(PyObject *m, PyObject *args) {
   Py_END_ALLOW_THREADS return out;
 }
 
-/* _memlab_cpu_chase(successor, stride_words, steps) -> (seconds, final_node) */
+/* _memlab_cpu_chase(successor, stride_words, warm_steps, steps, repeat) -> (seconds, final) */
 static PyObject *py_cpu_chase(PyObject *m, PyObject *args) {
   PyObject *chain;
-  Py_ssize_t stride_words, steps;
-  if (!PyArg_ParseTuple(args, "Onn:_memlab_cpu_chase", &chain, &stride_words, &steps)) return NULL;
+  Py_ssize_t stride_words, warm_steps, steps;
+  int repeat;
+  if (!PyArg_ParseTuple(args, "Onnni:_memlab_cpu_chase", &chain, &stride_words, &warm_steps, &steps,
+                        &repeat))
+    return NULL;
   const uint32_t *successor;
   size_t nodes;
-  if (chain_arg(chain, &successor, &nodes) < 0 || chain_fits(nodes, stride_words, steps) < 0)
+  if (chain_arg(chain, &successor, &nodes) < 0 ||
+      chain_fits(nodes, stride_words, warm_steps, steps) < 0)
     return NULL;
+  if (repeat < 1 || repeat > 100000)
+    return PyErr_Format(PyExc_ValueError, "repeat must lie in [1, 100000], got %d", repeat);
   uint32_t *words = PyMem_RawMalloc(nodes * (size_t)stride_words * sizeof *words);
-  if (!words) return PyErr_NoMemory();
-  double seconds = 0;
+  double *seconds = PyMem_RawCalloc((size_t)repeat, sizeof *seconds);
+  if (!words || !seconds) {
+    PyMem_RawFree(words);
+    PyMem_RawFree(seconds);
+    return PyErr_NoMemory();
+  }
   uint32_t final_node = 0;
-  Py_BEGIN_ALLOW_THREADS glcpu_chase(successor, nodes, (size_t)stride_words, words, (size_t)steps,
-                                     &seconds, &final_node);
+  Py_BEGIN_ALLOW_THREADS glcpu_chase(successor, nodes, (size_t)stride_words, words,
+                                     (size_t)warm_steps, (size_t)steps, repeat, seconds,
+                                     &final_node);
   Py_END_ALLOW_THREADS PyMem_RawFree(words);
-  return Py_BuildValue("(dk)", seconds, (unsigned long)final_node);
+  PyObject *list = PyList_New(repeat);
+  for (int i = 0; list && i < repeat; i++) {
+    PyObject *v = PyFloat_FromDouble(seconds[i]);
+    if (!v) {
+      Py_CLEAR(list);
+      break;
+    }
+    PyList_SET_ITEM(list, i, v);
+  }
+  PyMem_RawFree(seconds);
+  return list ? Py_BuildValue("(Nk)", list, (unsigned long)final_node) : NULL;
+}
+
+/* _memlab_walk(successor, steps) -> the node reached from node 0 after `steps` links */
+static PyObject *py_walk(PyObject *m, PyObject *args) {
+  PyObject *chain;
+  Py_ssize_t steps;
+  if (!PyArg_ParseTuple(args, "On:_memlab_walk", &chain, &steps)) return NULL;
+  const uint32_t *successor;
+  size_t nodes;
+  if (chain_arg(chain, &successor, &nodes) < 0) return NULL;
+  if (steps < 0) return PyErr_Format(PyExc_ValueError, "steps must be >= 0");
+  uint32_t node;
+  Py_BEGIN_ALLOW_THREADS node = glcpu_chain_walk(successor, (size_t)steps);
+  Py_END_ALLOW_THREADS return PyLong_FromUnsignedLong(node);
 }
 
 /* _memlab_cpu_bandwidth(kind, a, b) -> seconds; kind 0 read b, 1 write a, 2 copy b to a. */
@@ -257,5 +302,6 @@ PyMethodDef gl_memory_lab_methods[] = {
     {"_memlab_constant", py_constant, METH_VARARGS, "Constant vs global table read samples."},
     {"_memlab_chain", py_chain, METH_VARARGS, "A pointer-chase chain (successor array)."},
     {"_memlab_cpu_chase", py_cpu_chase, METH_VARARGS, "CPU pointer chase: seconds, last node."},
+    {"_memlab_walk", py_walk, METH_VARARGS, "Walk a chain on the host: the node reached."},
     {"_memlab_cpu_bandwidth", py_cpu_bandwidth, METH_VARARGS, "Host bandwidth: seconds."},
     {NULL}};

@@ -289,9 +289,8 @@ def pointer_chase(sizes=None, strides=(64,), steps=1 << 16, repeat=3, shuffle=Tr
                 if where == "gpu":
                     samples, last = _core._memlab_chase(chain, stride // 4, warm, steps, repeat)
                 else:
-                    seconds, last = _core._memlab_cpu_chase(chain, stride // 4, warm, steps,
+                    samples, last = _core._memlab_cpu_chase(chain, stride // 4, warm, steps,
                                                             repeat)
-                    samples = [t * 1e3 for t in seconds]
                 s = summary(samples)
                 rows.append({"where": where, "bytes": size, "stride": stride, "nodes": nodes,
                              "steps": steps,

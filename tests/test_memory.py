@@ -1,14 +1,13 @@
 """The memory lab: tables, data integrity through every memory kind, the latency staircase, the
 argument errors, NoDeviceError without a GPU, and no leaks."""
 
-import gc
 import math
 
 import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import GPU
+from conftest import GPU, assert_no_leaks
 
 mem = gl.memory
 KiB, MiB = 1 << 10, 1 << 20
@@ -215,16 +214,7 @@ def test_memory_lab_does_not_leak():
         mem.bank_conflicts(strides=[1, 32], iterations=64, repeat=1, progress=False)
         mem.constant_memory(iterations=64, repeat=1)
 
-    run_all()  # warm: the staging ring, the pool
-    gc.collect()
-    gl.synchronize()
-    pool0, pinned0 = gl.pool_usage()["used"], gl.pinned_usage()
-    for _ in range(3):
-        run_all()
-    gc.collect()
-    gl.synchronize()
-    assert gl.pool_usage()["used"] == pool0
-    assert gl.pinned_usage() == pinned0
+    assert_no_leaks(run_all)
 
 
 @pytest.mark.gpu

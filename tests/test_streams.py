@@ -2,13 +2,11 @@
 producer/consumer never reading an unfinished chunk), table shapes, argument errors,
 NoDeviceError without a GPU, and no leaks."""
 
-import gc
-
 import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import GPU
+from conftest import GPU, assert_no_leaks
 
 st = gl.streams
 nogpu = pytest.mark.skipif(GPU, reason="checks the behaviour without a GPU")
@@ -147,13 +145,4 @@ def test_streams_lab_does_not_leak():
         st.producer_consumer(chunks=2, chunk_elems=64, delay_ms=0.0)
         st.matvec(64, 64, streams=[1, 4], repeat=1, progress=False)
 
-    run_all()
-    gc.collect()
-    gl.synchronize()
-    pool0, pinned0 = gl.pool_usage()["used"], gl.pinned_usage()
-    for _ in range(3):
-        run_all()
-    gc.collect()
-    gl.synchronize()
-    assert gl.pool_usage()["used"] == pool0
-    assert gl.pinned_usage() == pinned0
+    assert_no_leaks(run_all)

@@ -142,41 +142,44 @@ static int chain_arg(PyObject *obj, const uint32_t **successor, size_t *nodes) {
   return 0;
 }
 
-/* The chain's geometry: nodes * stride_words must fit the 32-bit word indices. */
-static int chain_fits(size_t nodes, Py_ssize_t stride_words, Py_ssize_t warm_steps,
-                      Py_ssize_t steps) {
-  if (nodes == 0 || stride_words < 1 || steps < 1 || warm_steps < 0 ||
-      (double)nodes * (double)stride_words > (double)UINT32_MAX) {
+/* The arguments of both chases: (successor, stride_words, warm_steps, steps, repeat). */
+typedef struct {
+  const uint32_t *successor;
+  size_t nodes;
+  Py_ssize_t stride_words, warm_steps, steps;
+  int repeat;
+} chase_args;
+
+/* Parses them and checks the chain's geometry: nodes * stride_words must fit the 32-bit word
+ * indices. Returns samples[repeat] to fill, or NULL with an error set. */
+static float *parse_chase(PyObject *args, const char *format, chase_args *c) {
+  PyObject *chain;
+  if (!PyArg_ParseTuple(args, format, &chain, &c->stride_words, &c->warm_steps, &c->steps,
+                        &c->repeat) ||
+      chain_arg(chain, &c->successor, &c->nodes) < 0)
+    return NULL;
+  if (c->nodes == 0 || c->stride_words < 1 || c->steps < 1 || c->warm_steps < 0 ||
+      (double)c->nodes * (double)c->stride_words > (double)UINT32_MAX) {
     PyErr_SetString(PyExc_ValueError,
                     "the chain needs nodes >= 1, stride >= 1 word, steps >= 1, warm_steps >= 0 and "
                     "at most 2^32 words");
-    return -1;
+    return NULL;
   }
-  return 0;
+  return new_samples(c->repeat);
 }
 
 /* _memlab_chase(successor, stride_words, warm_steps, steps, repeat) -> (samples, final_node) */
 static PyObject *py_chase(PyObject *m, PyObject *args) {
-  PyObject *chain;
-  Py_ssize_t stride_words, warm_steps, steps;
-  int repeat;
-  if (!PyArg_ParseTuple(args, "Onnni:_memlab_chase", &chain, &stride_words, &warm_steps, &steps,
-                        &repeat))
-    return NULL;
   if (gl_require_gpu(NULL) < 0) return NULL;
-  const uint32_t *successor;
-  size_t nodes;
-  if (chain_arg(chain, &successor, &nodes) < 0 ||
-      chain_fits(nodes, stride_words, warm_steps, steps) < 0)
-    return NULL;
-  float *samples = new_samples(repeat);
+  chase_args c;
+  float *samples = parse_chase(args, "Onnni:_memlab_chase", &c);
   if (!samples) return NULL;
   uint32_t final_node = 0;
   int code;
-  Py_BEGIN_ALLOW_THREADS code =
-      glc_memlab_chase(successor, nodes, (size_t)stride_words, nodes * (size_t)stride_words,
-                       (size_t)warm_steps, (size_t)steps, repeat, samples, &final_node);
-  Py_END_ALLOW_THREADS return finish(code, samples, repeat, PyLong_FromUnsignedLong(final_node));
+  Py_BEGIN_ALLOW_THREADS code = glc_memlab_chase(
+      c.successor, c.nodes, (size_t)c.stride_words, c.nodes * (size_t)c.stride_words,
+      (size_t)c.warm_steps, (size_t)c.steps, c.repeat, samples, &final_node);
+  Py_END_ALLOW_THREADS return finish(code, samples, c.repeat, PyLong_FromUnsignedLong(final_node));
 }
 
 /* _memlab_bank(stride, iterations, repeat) -> samples */
@@ -220,44 +223,27 @@ static PyObject *py_chain(PyObject *m, PyObject *args) {
   Py_END_ALLOW_THREADS return out;
 }
 
-/* _memlab_cpu_chase(successor, stride_words, warm_steps, steps, repeat) -> (seconds, final) */
+/* _memlab_cpu_chase(successor, stride_words, warm_steps, steps, repeat) -> (samples, final) */
 static PyObject *py_cpu_chase(PyObject *m, PyObject *args) {
-  PyObject *chain;
-  Py_ssize_t stride_words, warm_steps, steps;
-  int repeat;
-  if (!PyArg_ParseTuple(args, "Onnni:_memlab_cpu_chase", &chain, &stride_words, &warm_steps, &steps,
-                        &repeat))
-    return NULL;
-  const uint32_t *successor;
-  size_t nodes;
-  if (chain_arg(chain, &successor, &nodes) < 0 ||
-      chain_fits(nodes, stride_words, warm_steps, steps) < 0)
-    return NULL;
-  if (repeat < 1 || repeat > 100000)
-    return PyErr_Format(PyExc_ValueError, "repeat must lie in [1, 100000], got %d", repeat);
-  uint32_t *words = PyMem_RawMalloc(nodes * (size_t)stride_words * sizeof *words);
-  double *seconds = PyMem_RawCalloc((size_t)repeat, sizeof *seconds);
+  chase_args c;
+  float *samples = parse_chase(args, "Onnni:_memlab_cpu_chase", &c);
+  if (!samples) return NULL;
+  uint32_t *words = PyMem_RawMalloc(c.nodes * (size_t)c.stride_words * sizeof *words);
+  double *seconds = PyMem_RawCalloc((size_t)c.repeat, sizeof *seconds);
   if (!words || !seconds) {
     PyMem_RawFree(words);
     PyMem_RawFree(seconds);
+    PyMem_Free(samples);
     return PyErr_NoMemory();
   }
   uint32_t final_node = 0;
-  Py_BEGIN_ALLOW_THREADS glcpu_chase(successor, nodes, (size_t)stride_words, words,
-                                     (size_t)warm_steps, (size_t)steps, repeat, seconds,
+  Py_BEGIN_ALLOW_THREADS glcpu_chase(c.successor, c.nodes, (size_t)c.stride_words, words,
+                                     (size_t)c.warm_steps, (size_t)c.steps, c.repeat, seconds,
                                      &final_node);
-  Py_END_ALLOW_THREADS PyMem_RawFree(words);
-  PyObject *list = PyList_New(repeat);
-  for (int i = 0; list && i < repeat; i++) {
-    PyObject *v = PyFloat_FromDouble(seconds[i]);
-    if (!v) {
-      Py_CLEAR(list);
-      break;
-    }
-    PyList_SET_ITEM(list, i, v);
-  }
+  Py_END_ALLOW_THREADS for (int i = 0; i < c.repeat; i++) samples[i] = (float)(seconds[i] * 1e3);
+  PyMem_RawFree(words);
   PyMem_RawFree(seconds);
-  return list ? Py_BuildValue("(Nk)", list, (unsigned long)final_node) : NULL;
+  return finish(0, samples, c.repeat, PyLong_FromUnsignedLong(final_node));
 }
 
 /* _memlab_walk(successor, steps) -> the node reached from node 0 after `steps` links */
@@ -301,7 +287,8 @@ PyMethodDef gl_memory_lab_methods[] = {
     {"_memlab_bank", py_bank, METH_VARARGS, "Shared-memory bank stride samples."},
     {"_memlab_constant", py_constant, METH_VARARGS, "Constant vs global table read samples."},
     {"_memlab_chain", py_chain, METH_VARARGS, "A pointer-chase chain (successor array)."},
-    {"_memlab_cpu_chase", py_cpu_chase, METH_VARARGS, "CPU pointer chase: seconds, last node."},
+    {"_memlab_cpu_chase", py_cpu_chase, METH_VARARGS,
+     "CPU pointer chase: samples (ms), last node."},
     {"_memlab_walk", py_walk, METH_VARARGS, "Walk a chain on the host: the node reached."},
     {"_memlab_cpu_bandwidth", py_cpu_bandwidth, METH_VARARGS, "Host bandwidth: seconds."},
     {NULL}};

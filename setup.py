@@ -5,6 +5,7 @@ with a loud warning, and gl.build_info() says so. GPULAB_CUDA_ARCHS (e.g. "80;90
 overrides the default SASS targets; PTX for the newest one is always embedded.
 """
 
+import concurrent.futures
 import glob
 import json
 import os
@@ -85,14 +86,22 @@ class BuildCore(build_ext):
         super().build_extension(ext)
 
     def compile_cuda(self, nvcc, flags, ext):
-        objects = []
+        """nvcc on every stale .cu file, as many at once as there are cores: the template-heavy
+        files (CUB, the reduce ladder) take most of a minute each."""
+        objects, commands = [], []
         for source in sorted(glob.glob(os.path.join(HERE, "cuda", "*.cu"))):
             obj = os.path.join(self.build_temp, "cuda_" + os.path.basename(source) + ".o")
             if self.force or not os.path.exists(obj) or newer_than(source, obj):
-                cmd = [nvcc, *flags, "-c", source, "-o", obj]
-                print(" ".join(cmd))
-                subprocess.check_call(cmd)
+                commands.append([nvcc, *flags, "-c", source, "-o", obj])
             objects.append(obj)
+        with concurrent.futures.ThreadPoolExecutor(max(1, os.cpu_count() or 1)) as pool:
+            for cmd, done in zip(commands, pool.map(
+                    lambda c: subprocess.run(c, capture_output=True, text=True), commands)):
+                print(" ".join(cmd))
+                sys.stdout.write(done.stdout)
+                sys.stderr.write(done.stderr)
+                if done.returncode:
+                    raise subprocess.CalledProcessError(done.returncode, cmd)
         return objects
 
     def write_build_info(self, info, cc, ext):

@@ -1,5 +1,7 @@
 """Per-call overhead at 1 K elements, host wall time: a device op issued asynchronously, and
-NumPy in -> GPU -> NumPy out; with CuPy and PyTorch doing the same in the same run.
+NumPy in -> GPU -> NumPy out; with CuPy and PyTorch doing the same in the same run. saxpy for
+the elementwise path; reduce for the scalar path (issued async, with the scalar back on the
+host via .item(), and NumPy in -> NumPy scalar out).
 
     python benchmarks/call_overhead.py [--calls 20000]
 """
@@ -27,6 +29,36 @@ def per_call_us(run, calls, sync, rounds=5):
         if r:
             samples.append((time.perf_counter() - t0) / calls * 1e6)
     return statistics.median(samples)
+
+
+def reduce_overhead(x, calls, few):
+    """The scalar path: issued async, with .item(), and NumPy in -> NumPy scalar out."""
+    dx = gl.to_device(x)
+    r = {"reduce_gpulab_issue_us": per_call_us(lambda: gl.reduce(dx), calls, gl.synchronize),
+         "reduce_gpulab_item_us": per_call_us(lambda: gl.reduce(dx).item(), few, lambda: None),
+         "reduce_gpulab_numpy_us": per_call_us(lambda: gl.reduce(x), few, lambda: None)}
+    assert abs(gl.reduce(dx).item() - x.astype(np.float64).sum()) < 1e-3
+    try:
+        import torch
+        tx = torch.from_numpy(x).cuda()
+        r["reduce_torch_issue_us"] = per_call_us(lambda: torch.sum(tx), calls,
+                                                 torch.cuda.synchronize)
+        r["reduce_torch_item_us"] = per_call_us(lambda: torch.sum(tx).item(), few, lambda: None)
+        r["reduce_torch_numpy_us"] = per_call_us(
+            lambda: torch.sum(torch.from_numpy(x).cuda()).item(), few, lambda: None)
+    except ImportError:
+        pass
+    try:
+        import cupy
+        cx = cupy.asarray(x)
+        sync = cupy.cuda.Device().synchronize
+        r["reduce_cupy_issue_us"] = per_call_us(lambda: cupy.sum(cx), calls, sync)
+        r["reduce_cupy_item_us"] = per_call_us(lambda: cupy.sum(cx).item(), few, lambda: None)
+        r["reduce_cupy_numpy_us"] = per_call_us(lambda: cupy.sum(cupy.asarray(x)).item(), few,
+                                                lambda: None)
+    except ImportError:
+        pass
+    return r
 
 
 def main():
@@ -84,6 +116,7 @@ def main():
             lambda: kernel(a32, cupy.asarray(x), cupy.asarray(y)).get(), few, lambda: None)
     except ImportError:
         pass
+    r.update(reduce_overhead(x, calls, few))
     peers_async = [v for k, v in r.items() if k.endswith("_async_us") and "gpulab" not in k]
     peers_numpy = [v for k, v in r.items() if k.endswith("_numpy_us") and "gpulab" not in k]
     summary = dict(r)
@@ -91,8 +124,14 @@ def main():
         summary["best_peer_async_over_gpulab"] = min(peers_async) / r["gpulab_async_us"]
     if peers_numpy:
         summary["best_peer_numpy_over_gpulab"] = min(peers_numpy) / r["gpulab_numpy_us"]
+    for kind in ("issue", "item", "numpy"):
+        peers = [v for k, v in r.items() if k.startswith("reduce_") and k.endswith(f"_{kind}_us")
+                 and "gpulab" not in k]
+        if peers:
+            summary[f"reduce_best_peer_{kind}_over_gpulab"] = (
+                min(peers) / r[f"reduce_gpulab_{kind}_us"])
     for k, v in summary.items():
-        print(f"{k:32s} {v:8.2f}")
+        print(f"{k:40s} {v:8.2f}")
     save("call_overhead", {"n": N, "dtype": "float32", "calls": calls,
                            "timer": "perf_counter over a loop of calls, one sync at the end"},
          summary)

@@ -61,6 +61,27 @@ int gl_check_host_array(PyObject *obj, const char *argname, int ndim, int writea
   return 0;
 }
 
+int gl_classify_operands(int n, PyObject *const *inputs, const char *const *names, int *on_device) {
+  for (int i = 0; i < n; i++) {
+    int dev = gl_is_device_operand(inputs[i]);
+    if (!dev && !PyArray_Check(inputs[i])) {
+      PyErr_Format(PyExc_TypeError, "%s must be a NumPy array or a device array, not %s", names[i],
+                   Py_TYPE(inputs[i])->tp_name);
+      return -1;
+    }
+    if (i > 0 && dev != *on_device) {
+      PyErr_Format(PyExc_ValueError,
+                   "mixed devices: %s is %s but %s is %s; move both with gpulab.to_device or "
+                   ".get()",
+                   names[0], *on_device ? "a device array" : "a NumPy array", names[i],
+                   dev ? "a device array" : "a NumPy array");
+      return -1;
+    }
+    *on_device = dev;
+  }
+  return 0;
+}
+
 int gl_devarray_is_c_contiguous(const gl_DeviceArrayObject *a) {
   Py_ssize_t expected = PyDataType_ELSIZE(a->dtype);
   for (int i = a->ndim - 1; i >= 0; i--) {

@@ -262,6 +262,43 @@ static PyObject *devarray_get(gl_DeviceArrayObject *self, PyObject *args, PyObje
   return (PyObject *)host;
 }
 
+/* item(): the one element of a size-1 array as a Python scalar, after the work that last used
+ * the array (like NumPy's and PyTorch's .item()). */
+static PyObject *devarray_item(gl_DeviceArrayObject *self, PyObject *unused) {
+  if (self->size != 1)
+    return PyErr_Format(PyExc_ValueError,
+                        "item() needs an array of exactly one element, this one has %zd",
+                        self->size);
+  if (gl_require_gpu(NULL) < 0) return NULL;
+  _Alignas(16) char value[32];
+  if ((size_t)self->nbytes > sizeof value)
+    return PyErr_Format(PyExc_TypeError, "item() does not support dtype %S",
+                        (PyObject *)self->dtype);
+  int code;
+  Py_BEGIN_ALLOW_THREADS code =
+      gl_d2h(value, self->ptr, (size_t)self->nbytes, self->stream, GL_PATH_AUTO);
+  Py_END_ALLOW_THREADS if (code) return gl_raise_cuda(code);
+  PyObject *scalar = PyArray_Scalar(value, self->dtype, NULL);
+  if (!scalar) return NULL;
+  PyObject *item = PyObject_CallMethod(scalar, "item", NULL);
+  Py_DECREF(scalar);
+  return item;
+}
+
+static PyObject *devarray_float(PyObject *self) {
+  PyObject *item = devarray_item((gl_DeviceArrayObject *)self, NULL);
+  PyObject *f = item ? PyNumber_Float(item) : NULL;
+  Py_XDECREF(item);
+  return f;
+}
+
+static PyObject *devarray_int(PyObject *self) {
+  PyObject *item = devarray_item((gl_DeviceArrayObject *)self, NULL);
+  PyObject *i = item ? PyNumber_Long(item) : NULL;
+  Py_XDECREF(item);
+  return i;
+}
+
 static PyObject *make_array(PyObject *args, PyObject *kwargs, const char *fname, int zero) {
   static char *kwlist[] = {"shape", "dtype", "stream", NULL};
   PyObject *shape_obj, *stream_obj = Py_None, *keep = NULL;
@@ -357,6 +394,8 @@ static PyMethodDef devarray_methods[] = {
     {"get", (PyCFunction)(void (*)(void))devarray_get, METH_VARARGS | METH_KEYWORDS,
      "get(out=None, stream=None): copy to a NumPy array (or into out) and wait for it. The copy "
      "is ordered on stream, by default the stream that last used this array."},
+    {"item", (PyCFunction)devarray_item, METH_NOARGS,
+     "item(): the element of a one-element array as a Python scalar (waits for it)."},
     {"__dlpack__", (PyCFunction)(void (*)(void))gl_devarray_dlpack, METH_VARARGS | METH_KEYWORDS,
      "DLPack export: __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)."},
     {"__dlpack_device__", (PyCFunction)gl_devarray_dlpack_device, METH_NOARGS,
@@ -364,6 +403,7 @@ static PyMethodDef devarray_methods[] = {
     {NULL}};
 
 static PySequenceMethods devarray_as_sequence = {.sq_length = (lenfunc)devarray_len};
+static PyNumberMethods devarray_as_number = {.nb_float = devarray_float, .nb_int = devarray_int};
 
 PyTypeObject gl_DeviceArrayType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gpulab.DeviceArray",
@@ -378,6 +418,7 @@ PyTypeObject gl_DeviceArrayType = {
     .tp_getset = devarray_getset,
     .tp_methods = devarray_methods,
     .tp_as_sequence = &devarray_as_sequence,
+    .tp_as_number = &devarray_as_number,
     .tp_repr = (reprfunc)devarray_repr,
 };
 

@@ -5,27 +5,6 @@
 /* Below this many elements a CPU variant keeps the GIL: releasing it costs more. */
 #define GL_CPU_RELEASE_GIL_MIN (1 << 16)
 
-static int classify(const gl_ew_op *op, PyObject *const *inputs, int *on_device) {
-  for (int i = 0; i < op->n_inputs; i++) {
-    int dev = gl_is_device_operand(inputs[i]);
-    if (!dev && !PyArray_Check(inputs[i])) {
-      PyErr_Format(PyExc_TypeError, "%s must be a NumPy array or a device array, not %s",
-                   op->input_names[i], Py_TYPE(inputs[i])->tp_name);
-      return -1;
-    }
-    if (i > 0 && dev != *on_device) {
-      PyErr_Format(PyExc_ValueError,
-                   "mixed devices: %s is %s but %s is %s; move both with gpulab.to_device or "
-                   ".get()",
-                   op->input_names[0], *on_device ? "a device array" : "a NumPy array",
-                   op->input_names[i], dev ? "a device array" : "a NumPy array");
-      return -1;
-    }
-    *on_device = dev;
-  }
-  return 0;
-}
-
 static int check_like_first(const gl_ew_op *op, int i, PyArray_Descr *first, PyArray_Descr *d,
                             int ndim0, const Py_ssize_t *shape0, int ndim,
                             const Py_ssize_t *shape) {
@@ -204,7 +183,7 @@ static PyObject *run_on_host(const gl_ew_op *op, PyObject *const *inputs, PyObje
 PyObject *gl_ew_run(const gl_ew_op *op, PyObject *const *inputs, PyObject *variant, PyObject *out,
                     PyObject *stream, PyObject *block, const void *params) {
   int on_device = 0;
-  if (classify(op, inputs, &on_device) < 0) return NULL;
+  if (gl_classify_operands(op->n_inputs, inputs, op->input_names, &on_device) < 0) return NULL;
   gl_ew_call call = {0};
   call.params = params;
   call.variant = gl_resolve_variant(op->lab, variant, on_device || gl_gpu_ready());

@@ -136,6 +136,9 @@ int gl_dtype_code(PyArray_Descr *dtype);
 /* Checks a NumPy array argument; messages name the argument. Returns 0 or -1 with an error. */
 int gl_check_host_array(PyObject *obj, const char *argname, int ndim, int writeable);
 int gl_check_device_array(gl_DeviceArrayObject *a, const char *argname, int ndim, int writeable);
+/* Whether the n operands are device arrays (*on_device = 1) or NumPy arrays (0). TypeError for
+ * anything else, ValueError for a mix; messages use names. */
+int gl_classify_operands(int n, PyObject *const *inputs, const char *const *names, int *on_device);
 /* Raises ValueError when a and b differ in shape; names both arguments. */
 int gl_check_same_shape(int ndim_a, const Py_ssize_t *shape_a, int ndim_b,
                         const Py_ssize_t *shape_b, const char *name_a, const char *name_b);

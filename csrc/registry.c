@@ -7,8 +7,12 @@
 
 extern const gl_lab gl_lab_saxpy;
 extern const gl_lab gl_lab_matadd;
+extern const gl_lab gl_lab_reduce;
+extern const gl_lab gl_lab_dot;
+extern const gl_lab gl_lab_norm2;
 
-const gl_lab *const gl_labs[] = {&gl_lab_saxpy, &gl_lab_matadd, NULL};
+const gl_lab *const gl_labs[] = {&gl_lab_saxpy, &gl_lab_matadd, &gl_lab_reduce,
+                                 &gl_lab_dot,   &gl_lab_norm2,  NULL};
 
 static const char *const dtype_names[] = {"float32", "float64", "int32", "int64"};
 
@@ -104,6 +108,61 @@ int gl_resolve_tunable(const gl_variant *v, const char *name, PyObject *arg, int
   return -1;
 }
 
+int gl_resolve_mode(const gl_lab *lab, PyObject *arg, int *mode) {
+  char known[256];
+  size_t used = 0;
+  known[0] = '\0';
+  const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+  if (PyUnicode_Check(arg) && !name) return -1;
+  for (int k = 0; lab->modes[k]; k++) {
+    if (name && strcmp(name, lab->modes[k]) == 0) {
+      *mode = k;
+      return 0;
+    }
+    used += snprintf(known + used, sizeof known - used, "%s'%s'", k ? ", " : "", lab->modes[k]);
+  }
+  if (!PyUnicode_Check(arg))
+    PyErr_Format(PyExc_TypeError, "%s must be a str (%s), not %s", lab->mode_arg, known,
+                 Py_TYPE(arg)->tp_name);
+  else
+    PyErr_Format(PyExc_ValueError, "%s: %s has no %s %R; known: %s", lab->mode_arg, lab->op,
+                 lab->mode_arg, arg, known);
+  return -1;
+}
+
+static unsigned mode_dtype_mask(const gl_variant *v, int mode) {
+  for (int k = 0; k < GL_MAX_MODES; k++)
+    if (v->mode_dtypes[k]) return v->mode_dtypes[mode];
+  return v->dtypes;
+}
+
+static size_t dtype_list(unsigned mask, char *buf, size_t size) {
+  size_t used = 0;
+  for (unsigned k = 0; k < sizeof dtype_names / sizeof *dtype_names && used < size; k++)
+    if (mask & (1u << k))
+      used += snprintf(buf + used, size - used, "%s%s", used ? ", " : "", dtype_names[k]);
+  return used;
+}
+
+int gl_check_mode_support(const gl_lab *lab, const gl_variant *v, int mode, int dtype) {
+  if (dtype >= 0 && (mode_dtype_mask(v, mode) & GL_DT(dtype))) return 0;
+  char supported[512];
+  size_t used = 0;
+  supported[0] = '\0';
+  for (int k = 0; lab->modes[k] && used < sizeof supported; k++) {
+    unsigned mask = mode_dtype_mask(v, k);
+    if (!mask) continue;
+    used += snprintf(supported + used, sizeof supported - used, "%s%s of ", used ? "; " : "",
+                     lab->modes[k]);
+    if (used < sizeof supported)
+      used += dtype_list(mask, supported + used, sizeof supported - used);
+  }
+  PyErr_Format(PyExc_ValueError, "variant %d (%s) of %s cannot do %s=%s on %s; it supports: %s",
+               v->id, v->name, lab->op, lab->mode_arg, lab->modes[mode],
+               dtype >= 0 ? dtype_names[dtype] : "this dtype", supported);
+  return -1;
+}
+
 static PyObject *tunables_dict(const gl_variant *v) {
   PyObject *d = PyDict_New();
   for (int i = 0; d && i < GL_MAX_TUNABLES; i++) {
@@ -134,18 +193,32 @@ static PyObject *dtypes_list(unsigned mask) {
   return list;
 }
 
+/* {mode: [dtypes]} for a lab with modes, else {}. */
+static PyObject *support_dict(const gl_lab *lab, const gl_variant *v) {
+  PyObject *d = PyDict_New();
+  for (int k = 0; d && lab->modes && lab->modes[k]; k++) {
+    PyObject *dtypes = dtypes_list(mode_dtype_mask(v, k));
+    if (!dtypes || PyDict_SetItemString(d, lab->modes[k], dtypes) < 0) Py_CLEAR(d);
+    Py_XDECREF(dtypes);
+  }
+  return d;
+}
+
 static PyObject *variant_dict(const gl_lab *lab, const gl_variant *v) {
   PyObject *tunables = tunables_dict(v);
   PyObject *dtypes = dtypes_list(v->dtypes);
-  if (!tunables || !dtypes) {
+  PyObject *support = support_dict(lab, v);
+  if (!tunables || !dtypes || !support) {
     Py_XDECREF(tunables);
     Py_XDECREF(dtypes);
+    Py_XDECREF(support);
     return NULL;
   }
-  return Py_BuildValue("{s:s,s:i,s:s,s:s,s:s,s:s,s:N,s:N,s:O,s:O}", "op", lab->op, "id", v->id,
+  return Py_BuildValue("{s:s,s:i,s:s,s:s,s:s,s:s,s:N,s:N,s:N,s:O,s:O}", "op", lab->op, "id", v->id,
                        "name", v->name, "backend", v->backend == GL_BACKEND_CUDA ? "cuda" : "cpu",
                        "summary", v->summary, "seed", v->seed, "tunables", tunables, "dtypes",
-                       dtypes, "best", (v->flags & GL_BEST) ? Py_True : Py_False, "deterministic",
+                       dtypes, "support", support, "best",
+                       (v->flags & GL_BEST) ? Py_True : Py_False, "deterministic",
                        (v->flags & GL_DETERMINISTIC) ? Py_True : Py_False);
 }
 

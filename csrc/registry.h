@@ -19,6 +19,7 @@ typedef enum { GL_BACKEND_CUDA = 0, GL_BACKEND_CPU = 1 } gl_backend;
 
 #define GL_MAX_TUNABLES 2
 #define GL_MAX_TUNABLE_VALUES 16
+#define GL_MAX_MODES 4
 
 typedef struct {
   const char *name;                  /* e.g. "block" */
@@ -35,12 +36,19 @@ typedef struct {
   unsigned dtypes; /* mask of GL_DT(glc_dtype) */
   unsigned flags;
   gl_tunable tunables[GL_MAX_TUNABLES];
+  /* For labs with modes (reduce's sum/min/max): the dtypes each mode supports, in the lab's
+   * mode order. All zero: every mode supports `dtypes`. */
+  unsigned mode_dtypes[GL_MAX_MODES];
 } gl_variant;
 
 typedef struct {
   const char *op;
   const gl_variant *variants;
   int count;
+  /* The op's modes (NULL-terminated, e.g. "sum", "min", "max") and the argument that picks one;
+   * NULL for an op without modes. */
+  const char *const *modes;
+  const char *mode_arg;
 } gl_lab;
 
 /* The block sizes every CUDA variant that takes a block accepts unless it says otherwise. */
@@ -59,6 +67,13 @@ const gl_variant *gl_resolve_variant(const gl_lab *lab, PyObject *variant, int g
  * sets *value, or -1 with ValueError set. A variant without the tunable accepts only None
  * (*value is then 0). */
 int gl_resolve_tunable(const gl_variant *v, const char *name, PyObject *arg, int *value);
+
+/* Resolves the mode argument (a str) of lab to its index; ValueError names the known modes. */
+int gl_resolve_mode(const gl_lab *lab, PyObject *arg, int *mode);
+
+/* 0 when variant v supports mode and dtype (enum glc_dtype); otherwise raises ValueError that
+ * says what v does support, and returns -1. */
+int gl_check_mode_support(const gl_lab *lab, const gl_variant *v, int mode, int dtype);
 
 /* Writes "100 serial, 101 openmp_simd" for the CPU variants of op. */
 void gl_registry_cpu_list(const char *op, char *buf, size_t size);

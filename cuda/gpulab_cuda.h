@@ -130,6 +130,22 @@ GLC_API int glc_saxpy(int variant, int block, int dtype, size_t n, double a, con
 GLC_API int glc_matadd(int variant, int dtype, size_t rows, size_t cols, const void *a,
                        const void *b, void *c, glc_stream stream);
 
+/* ---- labs: reduce ---- */
+enum glc_reduce_op { GLC_REDUCE_SUM = 0, GLC_REDUCE_MIN = 1, GLC_REDUCE_MAX = 2 };
+
+/* Reduces n >= 1 elements of x (dtype GLC_F32, GLC_F64 or GLC_I32) with op into *result, on
+ * stream. result has the input's type, except int32 sums, which are int64. variant: the lab's
+ * CUDA ids (0-6 Harris, 7-10 S1, 11 cooperative groups, 12 vectorized single pass, 13 CUB);
+ * block: threads per block (ignored by 13). A variant that cannot do (op, dtype) returns
+ * cudaErrorNotSupported. result may be device memory or mapped host memory. */
+GLC_API int glc_reduce(int variant, int block, int op, int dtype, size_t n, const void *x,
+                       void *result, glc_stream stream);
+
+/* The best path of the lab applied to products and squares (n >= 1, GLC_F32 or GLC_F64):
+ * *result = sum x*y, and *result = sqrt(sum x*x). float32 accumulates in float64. */
+GLC_API int glc_dot(int dtype, size_t n, const void *x, const void *y, void *result,
+                    glc_stream stream);
+GLC_API int glc_norm2(int dtype, size_t n, const void *x, void *result, glc_stream stream);
 /* ---- labs: memory (issue 4) ---- */
 /* Each measurement allocates what it needs, runs once untimed, then `repeat` timed times, writing
  * one time per repetition to samples[repeat] (ms), and frees everything before it returns. */

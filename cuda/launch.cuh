@@ -122,39 +122,45 @@ inline glc_cu_launch_kernel glc_driver_launch_kernel() {
   return entry;
 }
 
-// CUfunction of kernel on the current device; null when the runtime can't say.
+// CUfunction of kernel on the current device; null when the runtime can't say. An
+// open-addressing table keyed by (kernel, device): the reduce lab alone has hundreds of kernel
+// instantiations, and a lookup sits on every launch.
 inline CUfunction glc_function_of(const void *kernel) {
-  constexpr int slots = 64;
+  constexpr size_t slots = 2048;  // a power of two
   static std::mutex lock;
   static struct {
     const void *kernel;
     int device;
     CUfunction function;
   } table[slots];
-  static int used = 0;
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) return nullptr;
   std::lock_guard<std::mutex> guard(lock);
-  for (int i = 0; i < used; ++i)
-    if (table[i].kernel == kernel && table[i].device == device) return table[i].function;
+  size_t slot = (reinterpret_cast<uintptr_t>(kernel) * 0x9E3779B97F4A7C15ull + device) >> 53;
+  for (size_t probe = 0; probe < slots; ++probe, slot = (slot + 1) & (slots - 1)) {
+    if (table[slot].kernel == nullptr) break;
+    if (table[slot].kernel == kernel && table[slot].device == device) return table[slot].function;
+  }
   cudaFunction_t function = nullptr;
   if (cudaGetFuncBySymbol(&function, kernel) != cudaSuccess) {
     cudaGetLastError();
     return nullptr;
   }
-  if (used < slots) table[used++] = {kernel, device, reinterpret_cast<CUfunction>(function)};
+  if (table[slot].kernel == nullptr)
+    table[slot] = {kernel, device, reinterpret_cast<CUfunction>(function)};
   return reinterpret_cast<CUfunction>(function);
 }
 
-// kernel<<<grid, block, 0, stream>>>(args...), through the driver when it can. Params are the
-// kernel's own parameter types, so that each argument is passed at its declared size.
+// kernel<<<grid, block, shared_bytes, stream>>>(args...), through the driver when it can.
+// Params are the kernel's own parameter types, so that each argument is passed at its declared
+// size.
 template <typename... Params, typename... Args>
-int glc_launch(void (*kernel)(Params...), const char *name, dim3 grid, dim3 block,
-               cudaStream_t stream, Args... args) {
+int glc_launch_shared(void (*kernel)(Params...), const char *name, dim3 grid, dim3 block,
+                      unsigned shared_bytes, cudaStream_t stream, Args... args) {
   glc_cu_launch_kernel launch = glc_driver_launch_kernel();
   CUfunction function = launch ? glc_function_of(reinterpret_cast<const void *>(kernel)) : nullptr;
   if (function == nullptr) {
-    kernel<<<grid, block, 0, stream>>>(static_cast<Params>(args)...);
+    kernel<<<grid, block, shared_bytes, stream>>>(static_cast<Params>(args)...);
     return glc_check_launch(name);
   }
   auto values = std::make_tuple(static_cast<Params>(args)...);
@@ -166,9 +172,17 @@ int glc_launch(void (*kernel)(Params...), const char *name, dim3 grid, dim3 bloc
       },
       values);
   // CUresult and cudaError_t share their codes for launch errors (1, 98, 200, 209, 701, ...).
-  int code = static_cast<int>(launch(function, grid.x, grid.y, grid.z, block.x, block.y, block.z, 0,
-                                     reinterpret_cast<CUstream>(stream), pointers, nullptr));
+  int code =
+      static_cast<int>(launch(function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                              shared_bytes, reinterpret_cast<CUstream>(stream), pointers, nullptr));
   return glc_fail(code, name);
+}
+
+// kernel<<<grid, block, 0, stream>>>(args...): glc_launch_shared without dynamic shared memory.
+template <typename... Params, typename... Args>
+int glc_launch(void (*kernel)(Params...), const char *name, dim3 grid, dim3 block,
+               cudaStream_t stream, Args... args) {
+  return glc_launch_shared(kernel, name, grid, block, 0, stream, args...);
 }
 
 #endif

@@ -7,6 +7,7 @@ called, timed (bench), swept (sweep) and checked against NumPy:
     gl.saxpy(2.0, x, y, variant=2)         # NumPy in, NumPy out
     d = gl.to_device(x)                    # stays on the GPU
     gl.bench(gl.saxpy, 2.0, d, d, variant=2, peers=True)
+    gl.reduce(x, variant=5)                # the complete unroll; NumPy scalar out
     gl.variants("saxpy")                   # the ladder
 """
 
@@ -19,6 +20,7 @@ from ._core import (CudaError, DeviceArray, Event, NoDeviceError, Stream, build_
 from .bench import BenchResult, bench
 from .ceilings import ceilings
 from .provenance import driver_release
+from .reduce import dot, norm2, reduce
 from .registry import Variant, variants
 from .saxpy import matadd, saxpy
 from .sweep import SweepResults, sweep
@@ -39,5 +41,6 @@ __all__ = [
     "build_info", "cuda_available", "device_info", "to_device", "empty", "zeros", "as_device",
     "from_dlpack", "pinned_empty", "pinned_usage", "pool_usage", "release_memory", "variants",
     "Variant", "bench", "BenchResult", "sweep", "SweepResults", "ceilings", "saxpy", "matadd",
+    "reduce", "dot", "norm2",
     "memory", "streams", "Table",
 ]

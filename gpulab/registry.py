@@ -17,14 +17,25 @@ class Variant:
     seed: str
     tunables: Dict[str, dict] = field(default_factory=dict)
     dtypes: tuple = ()
+    # ops with modes (reduce's op="sum"|"min"|"max"): the dtypes each mode supports
+    support: Dict[str, tuple] = field(default_factory=dict)
     best: bool = False
     deterministic: bool = False
+
+    def supports(self, mode: str, dtype) -> bool:
+        """Whether this variant can run mode (e.g. "min") on dtype; True for ops without
+        modes when the dtype is one of its dtypes."""
+        import numpy as np
+        name = np.dtype(dtype).name
+        return name in (self.support.get(mode, ()) if self.support else self.dtypes)
 
     def __str__(self):
         return f"{self.op}[{self.id}] {self.name} ({self.backend}): {self.summary}"
 
 
-_ALL = tuple(Variant(**{**d, "dtypes": tuple(d["dtypes"])}) for d in _core.variants())
+_ALL = tuple(Variant(**{**d, "dtypes": tuple(d["dtypes"]),
+                         "support": {m: tuple(t) for m, t in d["support"].items()}})
+             for d in _core.variants())
 
 
 def variants(op: Optional[str] = None) -> List[Variant]:

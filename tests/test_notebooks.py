@@ -14,7 +14,12 @@ def test_there_are_notebooks():
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[os.path.basename(p) for p in NOTEBOOKS])
-def test_notebook_runs(path, tmp_path):
+def test_notebook_runs(path, tmp_path, monkeypatch):
+    # The kernel imports the gpulab that these tests import, wherever it is installed.
+    import gpulab
+    tree = os.path.dirname(os.path.dirname(os.path.abspath(gpulab.__file__)))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [tree, os.environ.get(
+        "PYTHONPATH")])))
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel", reason="the notebooks run in an IPython kernel")

@@ -56,6 +56,7 @@ for step in $steps; do
     run bench-saxpy python3 benchmarks/saxpy_ladder.py
     run bench-transfer python3 benchmarks/transfer_paths.py
     run bench-overhead python3 benchmarks/call_overhead.py
+    run bench-reduce python3 benchmarks/reduce_ladder.py
     run bench-memory python3 benchmarks/memory_lab.py
     run bench-streams python3 benchmarks/streams_lab.py
     ;;

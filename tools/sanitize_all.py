@@ -17,6 +17,25 @@ def check(got, ref, what):
         sys.exit(f"mismatch: {what}")
 
 
+def reduce_modes(rng):
+    """reduce's other instantiations: min and max, and int32, wherever a variant has them."""
+    calls = 0
+    for v in gl.variants("reduce"):
+        if v.backend != "cuda":
+            continue
+        for dtype in (np.float32, np.int32):
+            for n in SIZES[1:]:
+                x = rng.integers(-1000, 1000, n).astype(dtype)
+                for op in ("sum", "min", "max"):
+                    if v.supports(op, dtype):
+                        want = getattr(np, op)(x.astype(np.int64))
+                        check(gl.reduce(x, op, variant=v.id), want, f"reduce {v.name} {op} n={n}")
+                        check(gl.reduce(gl.to_device(x), op, variant=v.id).get(), want,
+                              f"reduce {v.name} {op} device n={n}")
+                        calls += 2
+    return calls
+
+
 def main():
     if not gl.cuda_available():
         sys.exit(f"no GPU: {gl._core._gpu_status()}")
@@ -41,6 +60,7 @@ def main():
                         check(fn(*args, **kw), ref, f"{name} {v.name} numpy n={n} {kw}")
                         check(fn(*dev, **kw).get(), ref, f"{name} {v.name} device n={n} {kw}")
                         calls += 2
+    calls += reduce_modes(rng)
     x = rng.standard_normal(4097)
     check(gl.to_device(x).get(), x, "round trip")
     print(f"sanitize_all: {calls} CUDA variant calls checked")

@@ -25,13 +25,16 @@ def render():
                                  for k, t in v.tunables.items()) or "-"
             notes = ", ".join(n for n, on in (("best", v.best), ("deterministic", v.deterministic))
                               if on) or "-"
+            dtypes = ("; ".join(f"{mode}: {', '.join(d) or 'none'}" for mode, d in v.support.items())
+                      if v.support else ", ".join(v.dtypes))
             lines.append(f"| {v.id} | `{v.name}` | {v.backend} | {v.summary} | {v.seed} | "
-                         f"{', '.join(v.dtypes)} | {tunables} | {notes} |")
+                         f"{dtypes} | {tunables} | {notes} |")
         lines.append("")
     return "\n".join(lines)
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, ROOT)  # document this tree's registry
     os.makedirs(os.path.dirname(PATH), exist_ok=True)
     with open(PATH, "w") as f:
         f.write(render())

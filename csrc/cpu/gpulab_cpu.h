@@ -24,6 +24,16 @@ int glcpu_saxpy(int variant, int dtype, size_t n, double a, const void *x, const
 int glcpu_matadd(int variant, int dtype, size_t rows, size_t cols, const void *a, const void *b,
                  void *c);
 
+/* *result = op(x) (enum glc_reduce_op) over n elements. variant 100: serial, 101: pairwise,
+ * 102: Kahan (float sums only), 103: OpenMP + SIMD. result is int64 for int32 sums, else the
+ * input's type. n == 0 is only defined for sums (0). */
+int glcpu_reduce(int variant, int op, int dtype, size_t n, const void *x, void *result);
+
+/* sum x*y and sqrt(sum x*x) with float64 accumulation, OpenMP + SIMD; result in the input's
+ * type (GLC_F32 or GLC_F64). */
+int glcpu_dot(int dtype, size_t n, const void *x, const void *y, void *result);
+int glcpu_norm2(int dtype, size_t n, const void *x, void *result);
+
 /* memcpy split over the OpenMP threads (used by the pinned staging ring and the CPU ceiling). */
 void glcpu_parallel_copy(void *dst, const void *src, size_t bytes);
 

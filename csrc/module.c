@@ -9,6 +9,7 @@ extern PyMethodDef gl_saxpy_lab_methods[];
 extern PyMethodDef gl_reduce_lab_methods[];
 extern PyMethodDef gl_measure_methods[];
 extern PyMethodDef gl_nbody_lab_methods[];
+extern PyMethodDef gl_memory_lab_methods[], gl_streams_lab_methods[];
 
 static PyObject *py_build_info(PyObject *m, PyObject *unused) {
   int linked = glc_cuda_built != NULL && glc_cuda_built();
@@ -103,8 +104,9 @@ PyMODINIT_FUNC PyInit__core(void) {
   import_array();
   PyObject *m = PyModule_Create(&core_module);
   if (!m) return NULL;
-  PyMethodDef *tables[] = {gl_saxpy_lab_methods, gl_reduce_lab_methods, gl_nbody_lab_methods,
-                           gl_measure_methods, gl_transfer_methods};
+  PyMethodDef *tables[] = {gl_saxpy_lab_methods,  gl_reduce_lab_methods,  gl_nbody_lab_methods,
+                           gl_memory_lab_methods, gl_streams_lab_methods, gl_measure_methods,
+                           gl_transfer_methods};
   for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
     if (PyModule_AddFunctions(m, tables[i]) < 0) goto fail;
   if (gl_errors_init(m) < 0 || gl_stream_init(m) < 0 || gl_devarray_init(m) < 0) goto fail;

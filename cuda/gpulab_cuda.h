@@ -146,6 +146,85 @@ GLC_API int glc_reduce(int variant, int block, int op, int dtype, size_t n, cons
 GLC_API int glc_dot(int dtype, size_t n, const void *x, const void *y, void *result,
                     glc_stream stream);
 GLC_API int glc_norm2(int dtype, size_t n, const void *x, void *result, glc_stream stream);
+/* ---- labs: memory (issue 4) ---- */
+/* Each measurement allocates what it needs, runs once untimed, then `repeat` timed times, writing
+ * one time per repetition to samples[repeat] (ms), and frees everything before it returns. */
+enum glc_memlab_direction { GLC_MEMLAB_H2D = 0, GLC_MEMLAB_D2H = 1 };
+
+/* Zero-copy: a kernel copies bytes (a multiple of 16) between mapped pinned host memory and
+ * device memory. *intact: the destination holds the source's words afterwards. */
+GLC_API int glc_memlab_mapped(int direction, size_t bytes, int repeat, float *samples, int *intact);
+/* cudaMallocManaged memory. H2D: the host writes it, then the timed part is an optional
+ * cudaMemPrefetchAsync to the device and a kernel that reads every word. D2H: a kernel writes
+ * it, then the timed part is an optional prefetch to the host and the host reading every word
+ * (host clock). *intact: every word read was the one written. */
+GLC_API int glc_memlab_managed(int direction, int prefetch, size_t bytes, int repeat,
+                               float *samples, int *intact);
+
+/* S1's granularity kernels over n ints: out[id] = in[id], id from the pattern. */
+enum glc_memlab_pattern {
+  GLC_PATTERN_COALESCED = 0,
+  GLC_PATTERN_MIXED = 1,     /* lane * 7 % 32 within each warp's 32 elements */
+  GLC_PATTERN_OFFSET = 2,    /* id * offset % n */
+  GLC_PATTERN_SCATTERED = 3, /* id * 121 % n */
+};
+GLC_API int glc_memlab_access(int pattern, int offset, size_t n, int repeat, float *samples);
+
+/* Pointer chase over a device array of `words` 32-bit words. Node i sits at word
+ * i * stride_words and holds the word index of node successor[i]. One thread follows warm_steps
+ * dependent loads from node 0 untimed, then `repeat` timed passes of `steps` loads, each going
+ * on from where the last stopped. *final_node: where the walk ended, for checking against a host
+ * walk of warm_steps + repeat * steps links. */
+GLC_API int glc_memlab_chase(const uint32_t *successor, size_t nodes, size_t stride_words,
+                             size_t words, size_t warm_steps, size_t steps, int repeat,
+                             float *samples, uint32_t *final_node);
+
+/* Shared memory: each warp reads a 32x32 float tile at word (lane * stride + k) % 1024 for
+ * `iterations` values of k. */
+GLC_API int glc_memlab_bank(int stride, int iterations, int repeat, float *samples);
+
+/* Table reads: mode 0 __constant__ uniform (one address per warp), 1 __constant__ divergent
+ * (32 addresses per warp), 2 global uniform, 3 global divergent. *loads: loads timed. */
+GLC_API int glc_memlab_constant(int mode, int iterations, int repeat, float *samples,
+                                double *loads);
+
+/* ---- labs: streams (issue 4) ---- */
+typedef struct glc_overlap_times {
+  float serial_ms; /* one stream, whole array: H2D, kernel, D2H */
+  float h2d_ms;    /* the serial run's stages */
+  float kernel_ms;
+  float d2h_ms;
+  float overlapped_ms; /* chunks over streams */
+} glc_overlap_times;
+/* out = f(in), f = `intensity` FMAs per element, over n floats of pinned host memory: first
+ * serially, then in `chunks` chunks over `streams` streams, issued depth-first (each chunk's
+ * H2D, kernel, D2H in turn) or breadth-first (all H2Ds, then all kernels, then all D2Hs).
+ * timeline, when not null, receives chunks x 3 stages x (start, end) ms of the chunked run
+ * from its start (events recorded around each operation). */
+GLC_API int glc_streamlab_overlap(const float *host_in, float *host_out, size_t n, int chunks,
+                                  int streams, int breadth_first, int intensity,
+                                  glc_overlap_times *times, float *timeline);
+/* `kernels` kernels that each sleep duration_ms, in one stream and then in one stream each. */
+GLC_API int glc_streamlab_concurrent(int kernels, double duration_ms, float *one_stream_ms,
+                                     float *many_streams_ms);
+/* Host time per call, in us, of creating and destroying `count` streams and events. */
+GLC_API int glc_streamlab_object_cost(int count, double *stream_create_us,
+                                      double *stream_destroy_us, double *event_create_us,
+                                      double *event_destroy_us);
+/* `kernels` one-thread kernels, each adding 1 to a counter, launched one by one and as one
+ * captured CUDA graph, each `repeat` times. Per-launch host time (launch to completion) in us;
+ * *counted: the counter at the end (kernels * repeat * 2 plus the untimed runs). */
+GLC_API int glc_streamlab_graph(int kernels, int repeat, double *launch_us, double *graph_us,
+                                double *instantiate_us, uint64_t *counted);
+/* A producer stream writes `chunks` chunks of chunk_elems words, each after sleeping delay_ms;
+ * a consumer stream checks each chunk, after cudaStreamWaitEvent on the chunk's event when
+ * wait is set. *bad_chunks: chunks the consumer found incomplete. */
+GLC_API int glc_streamlab_producer_consumer(int chunks, size_t chunk_elems, double delay_ms,
+                                            int wait, int *bad_chunks);
+/* y = A x for a row-major rows x cols A in pinned host memory, rows split over `streams`
+ * streams, each copying its rows in, multiplying and copying its part of y out. *ms: events. */
+GLC_API int glc_streamlab_matvec(const float *a, const float *x, float *y, size_t rows, size_t cols,
+                                 int streams, float *ms);
 
 /* ---- labs: nbody ---- */
 /* Softened all-pairs accelerations (LABS.md section 5):

@@ -12,6 +12,7 @@ called, timed (bench), swept (sweep) and checked against NumPy:
 """
 
 from . import _core
+from . import memory, streams
 from ._core import (CudaError, DeviceArray, Event, NoDeviceError, Stream, build_info,
                     cuda_available, elapsed_ms, empty, from_dlpack, as_device, pinned_empty,
                     pinned_usage, pool_usage, release_memory, synchronize, to_device,
@@ -24,6 +25,7 @@ from .reduce import dot, norm2, reduce
 from .registry import Variant, variants
 from .saxpy import matadd, saxpy
 from .sweep import SweepResults, sweep
+from .table import Table
 
 __version__ = "0.1.0"
 
@@ -42,4 +44,5 @@ __all__ = [
     "Variant", "bench", "BenchResult", "sweep", "SweepResults", "ceilings", "saxpy", "matadd",
     "reduce", "dot", "norm2",
     "nbody_accel", "nbody_step", "nbody_energy", "NBody", "plummer",
+    "memory", "streams", "Table",
 ]

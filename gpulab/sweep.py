@@ -36,12 +36,13 @@ def _is_grid(value):
     return isinstance(value, (list, tuple, range))
 
 
-def _progress(total, enabled):
+def _progress(total, enabled, desc="sweep"):
+    """A tqdm bar when tqdm is installed and enabled, else None."""
     if not enabled:
         return None
     try:
         from tqdm.auto import tqdm
-        return tqdm(total=total, desc="sweep", leave=False)
+        return tqdm(total=total, desc=desc, leave=False)
     except ImportError:
         return None
 

@@ -254,3 +254,22 @@ def to_device_args(args):
 @pytest.fixture
 def rng(request):
     return rng_for(request.node.nodeid)
+
+
+# ---------------------------------------------------------------- memory and streams labs
+
+
+def assert_no_leaks(run_all, rounds=3):
+    """run_all() once to warm gpulab's caches (staging ring, pool), then `rounds` more times:
+    device pool and pinned memory must end where they stood after the warm-up."""
+    import gc
+    run_all()
+    gc.collect()
+    gl.synchronize()
+    pool0, pinned0 = gl.pool_usage()["used"], gl.pinned_usage()
+    for _ in range(rounds):
+        run_all()
+    gc.collect()
+    gl.synchronize()
+    assert gl.pool_usage()["used"] == pool0
+    assert gl.pinned_usage() == pinned0

@@ -46,6 +46,8 @@ for step in $steps; do
         python3 tools/sanitize_all.py
       run "sanitizer-nbody-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
         python3 tools/sanitize_nbody.py
+      run "sanitizer-labs-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+        python3 tools/sanitize_labs.py
     done
     ;;
   main)
@@ -58,6 +60,8 @@ for step in $steps; do
     run bench-overhead python3 benchmarks/call_overhead.py
     run bench-reduce python3 benchmarks/reduce_ladder.py
     run bench-nbody python3 benchmarks/nbody_ladder.py
+    run bench-memory python3 benchmarks/memory_lab.py
+    run bench-streams python3 benchmarks/streams_lab.py
     ;;
   *) echo "unknown step $step" && exit 2 ;;
   esac

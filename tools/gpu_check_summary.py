@@ -35,6 +35,10 @@ def main(log_dir, out_file):
         checked = re.findall(r"sanitize_all: (\d+) CUDA variant calls", text)
         if lines or checked:
             sanitizers[tool] = {"summary": lines, "calls": int(checked[0]) if checked else None}
+        labs = read(os.path.join(log_dir, f"sanitizer-labs-{tool}.log"))
+        lines = [l.strip("= ").strip() for l in labs.splitlines() if "SUMMARY" in l]
+        if lines:  # tools/sanitize_labs.py: the memory and streams lab kernels
+            sanitizers[f"labs-{tool}"] = {"summary": lines}
     smi = read(os.path.join(log_dir, "nvidia-smi.txt"))
     driver = re.findall(r"Driver Version: (\S+)", smi)
     gpu = re.findall(r"\|\s+\d+\s+(NVIDIA[^|]*?)\s{2,}", smi)

@@ -69,7 +69,7 @@ def main(argv=None):
         print("\nBuild:", json.dumps(_core.build_info(), indent=2))
         return 0 if gpu else 1
 
-    wanted = args.ops.split(",") if args.ops else list(OPS)
+    wanted = args.ops.split(",") if args.ops else [op for op in registry.ops() if op in OPS]
     unknown = [w for w in wanted if w not in OPS]
     if unknown:
         parser.error(f"unknown ops {unknown}; known: {list(OPS)}")

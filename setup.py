@@ -22,7 +22,11 @@ DEFAULT_ARCHS = "80;90"
 # -fno-math-errno: no gpulab code reads errno after a math call, and a sqrtf that may set errno
 # keeps gcc from vectorizing any loop that calls it (the CPU n-body variants).
 C_FLAGS = ["-O3", "-std=gnu11", "-fopenmp", "-fno-math-errno", "-Wall", "-Wno-unused-function"]
-NVCC_FLAGS = ["-O3", "-std=c++17", "-Xcompiler", "-fPIC", "-Xcompiler", "-O3"]
+# -fno-gnu-unique: static locals of inline code (CUB's, NVTX's) would otherwise be GNU-unique
+# symbols, which bind across the whole process even under RTLD_LOCAL and collided with other
+# CCCL users loaded later (importing CuPy after gpulab crashed).
+NVCC_FLAGS = ["-O3", "-std=c++17", "-Xcompiler", "-fPIC", "-Xcompiler", "-O3", "-Xcompiler",
+              "-fno-gnu-unique"]
 CUDA_LIBS = ["cudart_static", "stdc++", "dl", "rt", "pthread"]
 
 
@@ -85,7 +89,16 @@ class BuildCore(build_ext):
                   f"only the CPU variants will run. Install the CUDA toolkit and rebuild for GPU.\n"
                   f"{banner}\n", file=sys.stderr)
         self.write_build_info(info, cc, ext)
+        ext.extra_link_args.append("-Wl,--version-script=" + self.write_export_map())
         super().build_extension(ext)
+
+    def write_export_map(self):
+        """A linker version script that exports PyInit__core alone: nothing of the CUDA runtime,
+        CUB or the C core may interpose on, or be interposed by, other extensions."""
+        path = os.path.join(self.build_temp, "gpulab_core.map")
+        with open(path, "w") as f:
+            f.write("{\n  global: PyInit__core;\n  local: *;\n};\n")
+        return path
 
     def compile_cuda(self, nvcc, flags, ext):
         """nvcc on every stale .cu file, as many at once as there are cores: the template-heavy

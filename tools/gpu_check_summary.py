@@ -29,16 +29,16 @@ def main(log_dir, out_file):
     pytest_log = read(os.path.join(log_dir, "pytest.log"))
     counts = re.findall(r"^=*\s*(\d+ passed.*?) in [\d.]+s", pytest_log, re.M)
     sanitizers = {}
-    for tool in ("memcheck", "racecheck", "synccheck"):
-        text = read(os.path.join(log_dir, f"sanitizer-{tool}.log"))
-        lines = [l.strip("= ").strip() for l in text.splitlines() if "SUMMARY" in l]
-        checked = re.findall(r"sanitize_all: (\d+) CUDA variant calls", text)
-        if lines or checked:
-            sanitizers[tool] = {"summary": lines, "calls": int(checked[0]) if checked else None}
-        labs = read(os.path.join(log_dir, f"sanitizer-labs-{tool}.log"))
-        lines = [l.strip("= ").strip() for l in labs.splitlines() if "SUMMARY" in l]
-        if lines:  # tools/sanitize_labs.py: the memory and streams lab kernels
-            sanitizers[f"labs-{tool}"] = {"summary": lines}
+    # sanitize_all.py (every op's variants), sanitize_nbody.py (every n-body tunable, step and
+    # energy), sanitize_labs.py (the memory and streams lab kernels)
+    for script in ("", "nbody-", "labs-"):
+        for tool in ("memcheck", "racecheck", "synccheck"):
+            text = read(os.path.join(log_dir, f"sanitizer-{script}{tool}.log"))
+            lines = [l.strip("= ").strip() for l in text.splitlines() if "SUMMARY" in l]
+            checked = re.findall(r"(\d+) [\w -]*calls checked", text)
+            if lines or checked:
+                sanitizers[script + tool] = {"summary": lines,
+                                             "calls": int(checked[0]) if checked else None}
     smi = read(os.path.join(log_dir, "nvidia-smi.txt"))
     driver = re.findall(r"Driver Version: (\S+)", smi)
     gpu = re.findall(r"\|\s+\d+\s+(NVIDIA[^|]*?)\s{2,}", smi)

@@ -262,15 +262,8 @@ static PyObject *devarray_get(gl_DeviceArrayObject *self, PyObject *args, PyObje
   return (PyObject *)host;
 }
 
-static int copy_to_mapped(void *ctx, void *const *dev_in, void *dev_out) {
-  const gl_DeviceArrayObject *a = ctx;
-  (void)dev_in;
-  return glc_copy_by_kernel(dev_out, a->ptr, (size_t)a->nbytes, a->stream);
-}
-
 /* item(): the one element of a size-1 array as a Python scalar, after the work that last used
- * the array (like NumPy's and PyTorch's .item()). The value comes back through a mapped pinned
- * slot written by a kernel: no DMA to set up (benchmarks/call_overhead.py). */
+ * the array (like NumPy's and PyTorch's .item()). */
 static PyObject *devarray_item(gl_DeviceArrayObject *self, PyObject *unused) {
   if (self->size != 1)
     return PyErr_Format(PyExc_ValueError,
@@ -283,7 +276,7 @@ static PyObject *devarray_item(gl_DeviceArrayObject *self, PyObject *unused) {
                         (PyObject *)self->dtype);
   int code;
   Py_BEGIN_ALLOW_THREADS code =
-      gl_small_call(0, NULL, 0, value, (size_t)self->nbytes, self->stream, copy_to_mapped, self);
+      gl_d2h(value, self->ptr, (size_t)self->nbytes, self->stream, GL_PATH_AUTO);
   Py_END_ALLOW_THREADS if (code) return gl_raise_cuda(code);
   PyObject *scalar = PyArray_Scalar(value, self->dtype, NULL);
   if (!scalar) return NULL;

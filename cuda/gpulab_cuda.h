@@ -85,9 +85,6 @@ GLC_API int glc_free_async(void *ptr, glc_stream stream);
 /* Copy of any kind (cudaMemcpyDefault: UVA decides the direction). */
 GLC_API int glc_memcpy_async(void *dst, const void *src, size_t bytes, glc_stream stream);
 GLC_API int glc_memset_async(void *ptr, int value, size_t bytes, glc_stream stream);
-/* dst[0:bytes] = src[0:bytes] by a one-block kernel on stream: for a few bytes into mapped pinned
- * memory, cheaper than a DMA. */
-GLC_API int glc_copy_by_kernel(void *dst, const void *src, size_t bytes, glc_stream stream);
 /* Synchronous pageable copies through the driver's own path. */
 GLC_API int glc_memcpy_sync(void *dst, const void *src, size_t bytes);
 /* Device ordinal of a pointer; *is_device is 0 for host memory that the GPU cannot address. */

@@ -43,7 +43,7 @@ def reduce_modes(rng):
                     if v.supports(op, dtype):
                         want = getattr(np, op)(x.astype(np.int64))
                         check(gl.reduce(x, op, variant=v.id), want, f"reduce {v.name} {op} n={n}")
-                        check(gl.reduce(gl.to_device(x), op, variant=v.id).get(), want,
+                        check(gl.reduce(gl.to_device(x), op, variant=v.id).item(), want,
                               f"reduce {v.name} {op} device n={n}")
                         calls += 2
     return calls

@@ -12,8 +12,8 @@ extern const gl_lab gl_lab_dot;
 extern const gl_lab gl_lab_norm2;
 extern const gl_lab gl_lab_nbody;
 
-const gl_lab *const gl_labs[] = {&gl_lab_saxpy, &gl_lab_matadd, &gl_lab_reduce, &gl_lab_dot,
-                                 &gl_lab_norm2, &gl_lab_nbody,  NULL};
+const gl_lab *const gl_labs[] = {
+    &gl_lab_saxpy, &gl_lab_matadd, &gl_lab_reduce, &gl_lab_dot, &gl_lab_norm2, &gl_lab_nbody, NULL};
 
 static const char *const dtype_names[] = {"float32", "float64", "int32", "int64"};
 

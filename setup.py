@@ -102,12 +102,15 @@ class BuildCore(build_ext):
 
     def compile_cuda(self, nvcc, flags, ext):
         """nvcc on every stale .cu file, as many at once as there are cores: the template-heavy
-        files (CUB, the reduce ladder) take most of a minute each."""
+        files (CUB, the reduce ladder) take most of a minute each. Objects mirror the sources'
+        paths (cuda/reduce/cub.cu -> <build_temp>/cuda/reduce/cub.cu.o)."""
         objects, commands = [], []
-        for source in sorted(glob.glob(os.path.join(HERE, "cuda", "*.cu"))):
-            obj = os.path.join(self.build_temp, "cuda_" + os.path.basename(source) + ".o")
+        for source in cuda_sources():
+            rel = os.path.relpath(source, HERE)
+            obj = os.path.join(self.build_temp, rel + ".o")
+            os.makedirs(os.path.dirname(obj), exist_ok=True)
             if self.force or not os.path.exists(obj) or newer_than(source, obj):
-                commands.append([nvcc, *flags, "-c", source, "-o", obj])
+                commands.append([nvcc, *flags, "-I", HERE, "-c", source, "-o", obj])
             objects.append(obj)
         with concurrent.futures.ThreadPoolExecutor(max(1, os.cpu_count() or 1)) as pool:
             for cmd, done in zip(commands, pool.map(
@@ -136,26 +139,39 @@ class BuildCore(build_ext):
         ext.include_dirs.append(self.build_temp)
 
 
+def cuda_sources():
+    """cuda/core/*.cu, then each lab's cuda/<lab>/*.cu."""
+    return sorted(glob.glob(os.path.join(HERE, "cuda", "*", "*.cu")))
+
+
+def cuda_headers(folder):
+    return glob.glob(os.path.join(folder, "*.h")) + glob.glob(os.path.join(folder, "*.cuh"))
+
+
 def newer_than(source, obj):
-    """A .cu object is stale when its source or any cuda/ header changed after it."""
-    deps = [source] + glob.glob(os.path.join(HERE, "cuda", "*.h")) + glob.glob(
-        os.path.join(HERE, "cuda", "*.cuh"))
+    """A .cu object is stale when its source, a header of its own folder or a header of
+    cuda/core changed after it: a change to one lab rebuilds that lab alone."""
+    folder = os.path.dirname(source)
+    deps = [source] + cuda_headers(folder) + cuda_headers(os.path.join(HERE, "cuda", "core"))
     return max(os.path.getmtime(d) for d in deps) > os.path.getmtime(obj)
 
 
 def c_sources():
-    found = glob.glob("csrc/*.c") + glob.glob("csrc/labs/*.c") + glob.glob("csrc/cpu/*.c")
-    return sorted(found)
+    """The binding's machinery (csrc/core) and every lab's bindings and CPU variants."""
+    return sorted(glob.glob("csrc/core/*.c") + glob.glob("csrc/labs/*/*.c"))
 
 
 core = Extension(
     "gpulab._core",
     sources=c_sources(),
-    include_dirs=[numpy.get_include(), "csrc", "cuda"],
+    # Includes name their folder from the top of the tree: "csrc/core/devarray.h",
+    # "cuda/reduce/reduce.h"; a file's own folder needs no prefix.
+    include_dirs=[numpy.get_include(), "."],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_21_API_VERSION")],
     extra_compile_args=C_FLAGS,
     extra_link_args=["-fopenmp"],
-    depends=glob.glob("csrc/**/*.h", recursive=True) + glob.glob("cuda/*.h"),
+    depends=glob.glob("csrc/**/*.h", recursive=True) + glob.glob("cuda/*/*.h") + [
+        "csrc/labs/labs.def"],
 )
 
 setup(ext_modules=[core], cmdclass={"build_ext": BuildCore})

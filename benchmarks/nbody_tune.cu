@@ -4,8 +4,8 @@
 // the registry fixes; the best configuration becomes variant 5's default (nbody_accel.cu).
 //
 // Build (no GPU needed) and run on the GPU machine:
-//   nvcc -O3 -std=c++17 -arch=sm_90 -Icuda benchmarks/nbody_tune.cu cuda/nbody.cu \
-//        cuda/nbody_accel.cu cuda/runtime.cu -o nbody_tune && ./nbody_tune
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I. benchmarks/nbody_tune.cu cuda/nbody/nbody.cu \
+//        cuda/nbody/accel.cu cuda/core/runtime.cu -o nbody_tune && ./nbody_tune
 // Output: one CSV line per configuration: n,variant,block,unroll,bodies,median_ms,min_ms,ginter_s
 #include <cuda_runtime.h>
 
@@ -14,7 +14,7 @@
 #include <random>
 #include <vector>
 
-#include "gpulab_cuda.h"
+#include "cuda/nbody/nbody.h"
 
 namespace {
 

@@ -11,19 +11,18 @@ called, timed (bench), swept (sweep) and checked against NumPy:
     gl.variants("saxpy")                   # the ladder
 """
 
+import sys as _sys
+
 from . import _core
-from . import memory, streams
 from ._core import (CudaError, DeviceArray, Event, NoDeviceError, Stream, build_info,
                     cuda_available, elapsed_ms, empty, from_dlpack, as_device, pinned_empty,
                     pinned_usage, pool_usage, release_memory, synchronize, to_device,
                     zeros)
+from . import labs as _labs
 from .bench import BenchResult, bench
 from .ceilings import ceilings
-from .nbody import NBody, nbody_accel, nbody_energy, nbody_step, plummer
 from .provenance import driver_release
-from .reduce import dot, norm2, reduce
 from .registry import Variant, variants
-from .saxpy import matadd, saxpy
 from .sweep import SweepResults, sweep
 from .table import Table
 
@@ -41,8 +40,22 @@ __all__ = [
     "CudaError", "NoDeviceError", "DeviceArray", "Stream", "Event", "elapsed_ms", "synchronize",
     "build_info", "cuda_available", "device_info", "to_device", "empty", "zeros", "as_device",
     "from_dlpack", "pinned_empty", "pinned_usage", "pool_usage", "release_memory", "variants",
-    "Variant", "bench", "BenchResult", "sweep", "SweepResults", "ceilings", "saxpy", "matadd",
-    "reduce", "dot", "norm2",
-    "nbody_accel", "nbody_step", "nbody_energy", "NBody", "plummer",
-    "memory", "streams", "Table",
+    "Variant", "bench", "BenchResult", "sweep", "SweepResults", "ceilings", "Table",
 ]
+
+
+
+def _lift_labs():
+    """Each lab's public names, from the registry's list of labs: gl.saxpy, gl.reduce, ... and,
+    for a lab used as a namespace, the module itself (gl.memory; `import gpulab.memory` too)."""
+    for name, module in _labs.load().items():
+        for export in module.EXPORTS:
+            globals()[export] = getattr(module, export)
+            __all__.append(export)
+        if name not in module.EXPORTS:
+            globals()[name] = module
+            _sys.modules[f"{__name__}.{name}"] = module
+            __all__.append(name)
+
+
+_lift_labs()

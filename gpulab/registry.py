@@ -1,5 +1,5 @@
-"""The variant registry, as Python sees it. The tables live in the C core (csrc/labs/), one per
-lab; this is a read-only view of them."""
+"""The variant registry, as Python sees it. The ladders live in the C core
+(csrc/labs/<lab>/variants.c), one per op; this is a read-only view of them."""
 
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
@@ -21,6 +21,7 @@ class Variant:
     support: Dict[str, tuple] = field(default_factory=dict)
     best: bool = False
     deterministic: bool = False
+    lab: str = ""  # the lab the op belongs to (csrc/labs/labs.def)
 
     def supports(self, mode: str, dtype) -> bool:
         """Whether this variant can run mode (e.g. "min") on dtype; True for ops without

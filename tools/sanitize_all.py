@@ -1,6 +1,6 @@
 """Calls every CUDA variant of every op on small awkward sizes, NumPy and device inputs, every
 block size, so that compute-sanitizer (memcheck, racecheck, synccheck) sees each kernel. Checks
-every result against the test suite's NumPy references (tests/conftest.py CHECKS, with their
+every result against the test suite's NumPy references (tests/references/, with their
 tolerances); exits non-zero on a mismatch."""
 
 import os
@@ -13,7 +13,9 @@ from gpulab._op import OPS
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "tests"))
-from conftest import CHECKS  # noqa: E402
+from references import all_checks  # noqa: E402
+
+CHECKS = all_checks()
 
 SIZES = (0, 1, 33, 257, 1025, 100_003)
 

@@ -1,5 +1,6 @@
-"""Writes docs/variants.md from the variant registry (the C tables in csrc/labs/), so that the
-docs never copy the table by hand. tests/test_registry.py fails when the file is stale.
+"""Writes docs/variants.md from the variant registry (the C tables in csrc/labs/<lab>/variants.c),
+so that the docs never copy the table by hand. tests/core/test_registry.py fails when the file is
+stale.
 
     python3 tools/variant_docs.py           # rewrite docs/variants.md
 """
@@ -16,8 +17,13 @@ def render():
     lines = ["# Variants", "",
              "Generated from the registry by `tools/variant_docs.py`; do not edit by hand.",
              "The same records come from `gl.variants()`.", ""]
+    lab = None
     for op in gl.registry.ops():
-        lines += [f"## {op}", "",
+        first = gl.variants(op)[0]
+        if first.lab != lab:
+            lab = first.lab
+            lines += [f"## The {lab} lab", ""]
+        lines += [f"### {op}", "",
                   "| id | name | backend | what it changes | seed | dtypes | tunables | notes |",
                   "|---|---|---|---|---|---|---|---|"]
         for v in gl.variants(op):

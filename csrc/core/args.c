@@ -1,0 +1,135 @@
+/* Argument checks shared by the ops: each message names the argument and what was expected. */
+#include "args.h"
+
+int gl_dtype_code(PyArray_Descr *dtype) {
+  if (!PyArray_ISNBO(dtype->byteorder)) return -1;
+  switch (dtype->type_num) {
+    case NPY_FLOAT32:
+      return GLC_F32;
+    case NPY_FLOAT64:
+      return GLC_F64;
+    case NPY_INT32:
+      return GLC_I32;
+    case NPY_INT64:
+      return GLC_I64;
+    default:
+      return -1;
+  }
+}
+
+static const char *const dtype_names[GL_DTYPE_COUNT] = {"float32", "float64", "int32", "int64"};
+
+const char *gl_dtype_name(int code) {
+  return code >= 0 && code < GL_DTYPE_COUNT ? dtype_names[code] : "unknown";
+}
+
+int gl_check_dtype_in(PyArray_Descr *dtype, unsigned mask, const char *argname) {
+  int code = gl_dtype_code(dtype);
+  if (code >= 0 && (mask & GL_DT(code))) return 0;
+  char allowed[128];
+  size_t used = 0;
+  for (int k = 0; k < GL_DTYPE_COUNT; k++)
+    if (mask & GL_DT(k))
+      used +=
+          snprintf(allowed + used, sizeof allowed - used, "%s%s", used ? ", " : "", dtype_names[k]);
+  PyErr_Format(PyExc_TypeError, "%s has dtype %S; expected one of: %s", argname, (PyObject *)dtype,
+               allowed);
+  return -1;
+}
+
+int gl_check_ndim(int ndim, int want, const char *argname) {
+  if (want < 0 || ndim == want) return 0;
+  PyErr_Format(PyExc_ValueError, "%s must be %d-D, got %d-D", argname, want, ndim);
+  return -1;
+}
+
+int gl_check_host_array(PyObject *obj, const char *argname, int ndim, int writeable) {
+  if (!PyArray_Check(obj)) {
+    PyErr_Format(PyExc_TypeError, "%s must be a NumPy array or a device array, not %s", argname,
+                 Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  PyArrayObject *a = (PyArrayObject *)obj;
+  if (gl_check_ndim(PyArray_NDIM(a), ndim, argname) < 0) return -1;
+  if (!PyArray_IS_C_CONTIGUOUS(a)) {
+    PyErr_Format(PyExc_ValueError,
+                 "%s must be C-contiguous; pass numpy.ascontiguousarray(%s) to copy it", argname,
+                 argname);
+    return -1;
+  }
+  if (writeable && !PyArray_ISWRITEABLE(a)) {
+    PyErr_Format(PyExc_ValueError, "%s is read-only", argname);
+    return -1;
+  }
+  return 0;
+}
+
+PyObject *gl_shape_tuple(int ndim, const Py_ssize_t *shape) {
+  PyObject *t = PyTuple_New(ndim);
+  for (int i = 0; t && i < ndim; i++) {
+    PyObject *n = PyLong_FromSsize_t(shape[i]);
+    if (!n) {
+      Py_CLEAR(t);
+      break;
+    }
+    PyTuple_SET_ITEM(t, i, n);
+  }
+  return t;
+}
+
+int gl_check_same_shape(int ndim_a, const Py_ssize_t *shape_a, int ndim_b,
+                        const Py_ssize_t *shape_b, const char *name_a, const char *name_b) {
+  int same = ndim_a == ndim_b;
+  for (int i = 0; same && i < ndim_a; i++) same = shape_a[i] == shape_b[i];
+  if (same) return 0;
+  PyObject *ta = gl_shape_tuple(ndim_a, shape_a), *tb = gl_shape_tuple(ndim_b, shape_b);
+  if (ta && tb)
+    PyErr_Format(PyExc_ValueError, "%s and %s must have the same shape, got %R and %R", name_a,
+                 name_b, ta, tb);
+  Py_XDECREF(ta);
+  Py_XDECREF(tb);
+  return -1;
+}
+
+int gl_shape_arg(PyObject *arg, int *ndim, Py_ssize_t *shape, Py_ssize_t *size) {
+  PyObject *seq = PyLong_Check(arg) ? PyTuple_Pack(1, arg) : PySequence_Tuple(arg);
+  if (!seq) {
+    PyErr_Format(PyExc_TypeError, "shape must be an int or a sequence of ints");
+    return -1;
+  }
+  Py_ssize_t n = PyTuple_GET_SIZE(seq);
+  if (n > GL_MAX_NDIM) {
+    Py_DECREF(seq);
+    PyErr_Format(PyExc_ValueError, "shape has %zd dimensions; at most %d are supported", n,
+                 GL_MAX_NDIM);
+    return -1;
+  }
+  *ndim = (int)n;
+  *size = 1;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *item = PyTuple_GET_ITEM(seq, i);
+    Py_ssize_t v = PyLong_Check(item) ? PyLong_AsSsize_t(item) : -1;
+    if (v < 0) {
+      Py_DECREF(seq);
+      if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "shape must hold non-negative ints, got %R", arg);
+      }
+      return -1;
+    }
+    shape[i] = v;
+    if (v && *size > PY_SSIZE_T_MAX / v) {
+      Py_DECREF(seq);
+      PyErr_Format(PyExc_ValueError, "shape %R is too large", arg);
+      return -1;
+    }
+    *size *= v;
+  }
+  Py_DECREF(seq);
+  return 0;
+}
+
+int gl_is_real_scalar(PyObject *obj) {
+  return PyFloat_Check(obj) || PyLong_Check(obj) || PyArray_IsScalar(obj, Integer) ||
+         PyArray_IsScalar(obj, Floating) || PyArray_IsScalar(obj, Bool);
+}

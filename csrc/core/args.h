@@ -1,0 +1,31 @@
+/* Argument checks shared by the ops: each message names the argument and what was expected. */
+#ifndef GL_ARGS_H
+#define GL_ARGS_H
+
+#include "cuda/core/gpulab_core.h" /* enum glc_dtype */
+#include "py.h"
+
+/* dtype masks, by enum glc_dtype */
+#define GL_DT(code) (1u << (code))
+#define GL_FLOATS (GL_DT(GLC_F32) | GL_DT(GLC_F64))
+
+/* enum glc_dtype of a NumPy dtype, or -1; and the name of a code ("float32", ...). */
+int gl_dtype_code(PyArray_Descr *dtype);
+const char *gl_dtype_name(int code);
+#define GL_DTYPE_COUNT 4
+/* Checks a NumPy array argument; messages name the argument. ndim -1: any. Returns 0 or -1 with
+ * an error. */
+int gl_check_host_array(PyObject *obj, const char *argname, int ndim, int writeable);
+/* Raises ValueError when a and b differ in shape; names both arguments. */
+int gl_check_same_shape(int ndim_a, const Py_ssize_t *shape_a, int ndim_b,
+                        const Py_ssize_t *shape_b, const char *name_a, const char *name_b);
+int gl_check_dtype_in(PyArray_Descr *dtype, unsigned dtype_mask, const char *argname);
+/* ValueError unless ndim is want (want -1: any). */
+int gl_check_ndim(int ndim, int want, const char *argname);
+PyObject *gl_shape_tuple(int ndim, const Py_ssize_t *shape);
+/* A Python or NumPy real scalar (int, float, bool), not complex, not an array. */
+int gl_is_real_scalar(PyObject *obj);
+/* Parses a shape argument (int or sequence of ints). */
+int gl_shape_arg(PyObject *arg, int *ndim, Py_ssize_t *shape, Py_ssize_t *size);
+
+#endif

@@ -1,0 +1,43 @@
+/* gpulab.DeviceArray: an n-d array in device memory, from the stream-ordered pool or borrowed
+ * from another library. */
+#ifndef GL_DEVARRAY_H
+#define GL_DEVARRAY_H
+
+#include "cuda/core/gpulab_core.h"
+#include "py.h"
+
+typedef struct {
+  PyObject_HEAD void *ptr;
+  int ndim;
+  Py_ssize_t shape[GL_MAX_NDIM];
+  Py_ssize_t strides[GL_MAX_NDIM]; /* bytes */
+  PyArray_Descr *dtype;
+  Py_ssize_t size;
+  Py_ssize_t nbytes;
+  int device;
+  int readonly;
+  int owns_memory;       /* allocated from the pool by gpulab */
+  glc_stream stream;     /* the stream that last used it; frees are ordered on it */
+  PyObject *stream_keep; /* keeps a gpulab.Stream alive while the array may use it */
+  PyObject *base;        /* keeps foreign memory alive (CAI owner or DLPack holder) */
+  PyObject *weakrefs;
+} gl_DeviceArrayObject;
+
+extern PyTypeObject gl_DeviceArrayType;
+int gl_devarray_init(PyObject *module);
+#define gl_DeviceArray_Check(o) (Py_TYPE(o) == &gl_DeviceArrayType)
+/* A new C-contiguous array from the pool, ordered on stream. */
+gl_DeviceArrayObject *gl_devarray_empty(int ndim, const Py_ssize_t *shape, PyArray_Descr *dtype,
+                                        glc_stream stream, PyObject *stream_keep);
+/* A view of foreign device memory; base keeps it alive (a new reference is taken). */
+gl_DeviceArrayObject *gl_devarray_wrap(void *ptr, int ndim, const Py_ssize_t *shape,
+                                       const Py_ssize_t *strides, PyArray_Descr *dtype, int device,
+                                       int readonly, PyObject *base);
+/* Records that the array is used on stream, so that its free is ordered after that use. */
+void gl_devarray_use(gl_DeviceArrayObject *a, glc_stream stream, PyObject *stream_keep);
+int gl_devarray_is_c_contiguous(const gl_DeviceArrayObject *a);
+/* Checks a device array argument like gl_check_host_array: ndim (-1: any), C-contiguous,
+ * writeable when asked. */
+int gl_check_device_array(gl_DeviceArrayObject *a, const char *argname, int ndim, int writeable);
+
+#endif

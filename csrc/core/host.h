@@ -1,0 +1,19 @@
+/* Host primitives the binding shares: OpenMP introspection, the parallel memcpy that fills the
+ * pinned staging ring, and the CPU's FP32 FMA ceiling. Plain C, no Python. */
+#ifndef GL_HOST_H
+#define GL_HOST_H
+
+#include <stddef.h>
+
+/* Whether the CPU part was compiled with OpenMP, and how many threads it uses. */
+int glcpu_openmp(void);
+int glcpu_max_threads(void);
+
+/* memcpy split over the OpenMP threads (used by the pinned staging ring and the CPU ceiling). */
+void glcpu_parallel_copy(void *dst, const void *src, size_t bytes);
+
+/* Independent FP32 FMA chains on every thread (enough to hide FMA latency); returns the flops
+ * performed. */
+double glcpu_fma_loop(long iterations);
+
+#endif

@@ -1,0 +1,292 @@
+/* Zero-copy import from CuPy, PyTorch, Numba and others: the CUDA Array Interface (v3) and
+ * DLPack as DeviceArray views (the export is devarray_export.c), and the classification of
+ * operands as NumPy or device arrays. */
+#include "interop.h"
+
+#include <string.h>
+
+#include "dlpack.h"
+#include "errors.h"
+#include "runtime.h"
+#include "stream.h"
+
+/* ---- CUDA Array Interface ---- */
+
+static int tuple_of_ssize(PyObject *t, Py_ssize_t *out, int n, const char *what) {
+  for (int i = 0; i < n; i++) {
+    out[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(t, i));
+    if (out[i] == -1 && PyErr_Occurred()) {
+      PyErr_Format(PyExc_ValueError, "__cuda_array_interface__ %s must hold ints", what);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int check_pointer_on_device(void *ptr, const char *argname) {
+  int device = 0, is_device = 0;
+  int code = glc_pointer_device(ptr, &device, &is_device);
+  if (code) return gl_raise_cuda(code), -1;
+  if (!is_device) {
+    PyErr_Format(PyExc_ValueError, "%s points to host memory, not device memory", argname);
+    return -1;
+  }
+  if (device != 0) {
+    PyErr_Format(PyExc_ValueError, "%s lives on device %d; gpulab runs on device 0 (mixed devices)",
+                 argname, device);
+    return -1;
+  }
+  return 0;
+}
+
+static gl_DeviceArrayObject *from_cai(PyObject *obj, PyObject *cai, const char *argname,
+                                      glc_stream stream) {
+  if (!PyDict_Check(cai))
+    return PyErr_Format(PyExc_TypeError, "%s.__cuda_array_interface__ is not a dict", argname),
+           NULL;
+  PyObject *shape = PyDict_GetItemString(cai, "shape");
+  PyObject *typestr = PyDict_GetItemString(cai, "typestr");
+  PyObject *data = PyDict_GetItemString(cai, "data");
+  PyObject *strides = PyDict_GetItemString(cai, "strides");
+  PyObject *mask = PyDict_GetItemString(cai, "mask");
+  PyObject *producer = PyDict_GetItemString(cai, "stream");
+  if (!shape || !PyTuple_Check(shape) || !typestr || !data || !PyTuple_Check(data) ||
+      PyTuple_GET_SIZE(data) != 2)
+    return PyErr_Format(PyExc_ValueError, "%s has a malformed __cuda_array_interface__", argname),
+           NULL;
+  if (mask && mask != Py_None)
+    return PyErr_Format(PyExc_ValueError, "%s: masked CUDA arrays are not supported", argname),
+           NULL;
+  int ndim = (int)PyTuple_GET_SIZE(shape);
+  if (ndim > GL_MAX_NDIM)
+    return PyErr_Format(PyExc_ValueError, "%s has more than %d dimensions", argname, GL_MAX_NDIM),
+           NULL;
+  Py_ssize_t dims[GL_MAX_NDIM], byte_strides[GL_MAX_NDIM];
+  if (tuple_of_ssize(shape, dims, ndim, "shape") < 0) return NULL;
+  int has_strides = strides && strides != Py_None;
+  if (has_strides && (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != ndim ||
+                      tuple_of_ssize(strides, byte_strides, ndim, "strides") < 0))
+    return PyErr_Occurred()
+               ? NULL
+               : (PyErr_Format(PyExc_ValueError, "%s has malformed strides", argname), NULL);
+  void *ptr = PyLong_AsVoidPtr(PyTuple_GET_ITEM(data, 0));
+  if (PyErr_Occurred()) return NULL;
+  int readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
+  if (readonly < 0) return NULL;
+  Py_ssize_t size = 1;
+  for (int i = 0; i < ndim; i++) size *= dims[i];
+  if (size && check_pointer_on_device(ptr, argname) < 0) return NULL;
+  if (producer && producer != Py_None) {
+    glc_stream producer_stream = PyLong_AsVoidPtr(producer);
+    if (PyErr_Occurred()) return NULL;
+    int code = gl_order_streams(producer_stream, stream);
+    if (code) return (gl_DeviceArrayObject *)gl_raise_cuda(code);
+  }
+  PyArray_Descr *descr = gl_descr_from_typestr(typestr);
+  if (!descr) return NULL;
+  gl_DeviceArrayObject *a =
+      gl_devarray_wrap(ptr, ndim, dims, has_strides ? byte_strides : NULL, descr, 0, readonly, obj);
+  Py_DECREF(descr);
+  return a;
+}
+
+/* ---- DLPack import ---- */
+
+static void holder_versioned_destructor(PyObject *holder) {
+  gl_DLManagedTensorVersioned *t = PyCapsule_GetPointer(holder, "gpulab.dlpack_versioned");
+  if (t && t->deleter) t->deleter(t);
+}
+
+static void holder_unversioned_destructor(PyObject *holder) {
+  gl_DLManagedTensor *t = PyCapsule_GetPointer(holder, "gpulab.dlpack");
+  if (t && t->deleter) t->deleter(t);
+}
+
+static PyObject *call_dlpack(PyObject *obj, glc_stream stream) {
+  PyObject *method = PyObject_GetAttrString(obj, "__dlpack__");
+  if (!method) return NULL;
+  PyObject *args = PyTuple_New(0);
+  PyObject *kwargs = Py_BuildValue("{s:N,s:(ii)}", "stream", PyLong_FromVoidPtr(stream),
+                                   "max_version", GL_DL_MAJOR, GL_DL_MINOR);
+  PyObject *capsule = (args && kwargs) ? PyObject_Call(method, args, kwargs) : NULL;
+  if (!capsule && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    /* A producer from before DLPack 1.0 does not know max_version. */
+    PyErr_Clear();
+    if (PyDict_DelItemString(kwargs, "max_version") == 0)
+      capsule = PyObject_Call(method, args, kwargs);
+  }
+  Py_XDECREF(args);
+  Py_XDECREF(kwargs);
+  Py_DECREF(method);
+  return capsule;
+}
+
+static gl_DeviceArrayObject *wrap_dltensor(gl_DLTensor *t, int readonly, PyObject *holder,
+                                           const char *argname) {
+  if (t->device.device_type != GL_DL_CUDA && t->device.device_type != GL_DL_CUDA_MANAGED)
+    return PyErr_Format(PyExc_TypeError, "%s is not in CUDA device memory", argname), NULL;
+  if (t->device.device_id != 0)
+    return PyErr_Format(PyExc_ValueError,
+                        "%s lives on device %d; gpulab runs on device 0 (mixed devices)", argname,
+                        t->device.device_id),
+           NULL;
+  if (t->ndim < 0 || t->ndim > GL_MAX_NDIM)
+    return PyErr_Format(PyExc_ValueError, "%s has %d dimensions; at most %d are supported", argname,
+                        t->ndim, GL_MAX_NDIM),
+           NULL;
+  PyArray_Descr *descr = gl_descr_from_dl(t->dtype);
+  if (!descr) return NULL;
+  Py_ssize_t shape[GL_MAX_NDIM], strides[GL_MAX_NDIM];
+  for (int i = 0; i < t->ndim; i++) {
+    shape[i] = (Py_ssize_t)t->shape[i];
+    if (t->strides) strides[i] = (Py_ssize_t)t->strides[i] * PyDataType_ELSIZE(descr);
+  }
+  gl_DeviceArrayObject *a =
+      gl_devarray_wrap((char *)t->data + t->byte_offset, t->ndim, shape,
+                       t->strides ? strides : NULL, descr, t->device.device_id, readonly, holder);
+  Py_DECREF(descr);
+  return a;
+}
+
+static gl_DeviceArrayObject *from_dlpack(PyObject *obj, const char *argname, glc_stream stream) {
+  PyObject *capsule = call_dlpack(obj, stream);
+  if (!capsule) return NULL;
+  gl_DeviceArrayObject *a = NULL;
+  PyObject *holder = NULL;
+  if (PyCapsule_IsValid(capsule, "dltensor_versioned")) {
+    gl_DLManagedTensorVersioned *t = PyCapsule_GetPointer(capsule, "dltensor_versioned");
+    if (t->version.major > GL_DL_MAJOR) {
+      PyErr_Format(PyExc_BufferError, "%s speaks DLPack %u, newer than gpulab's %d", argname,
+                   t->version.major, GL_DL_MAJOR);
+    } else if (PyCapsule_SetName(capsule, "used_dltensor_versioned") == 0) {
+      holder = PyCapsule_New(t, "gpulab.dlpack_versioned", holder_versioned_destructor);
+      if (holder)
+        a = wrap_dltensor(&t->dl_tensor, (t->flags & GL_DL_FLAG_READ_ONLY) != 0, holder, argname);
+      else
+        t->deleter(t);
+    }
+  } else if (PyCapsule_IsValid(capsule, "dltensor")) {
+    gl_DLManagedTensor *t = PyCapsule_GetPointer(capsule, "dltensor");
+    if (PyCapsule_SetName(capsule, "used_dltensor") == 0) {
+      holder = PyCapsule_New(t, "gpulab.dlpack", holder_unversioned_destructor);
+      if (holder)
+        a = wrap_dltensor(&t->dl_tensor, 0, holder, argname);
+      else
+        t->deleter(t);
+    }
+  } else {
+    PyErr_Format(PyExc_BufferError, "%s.__dlpack__() did not return a DLPack capsule", argname);
+  }
+  Py_XDECREF(holder);
+  Py_DECREF(capsule);
+  return a;
+}
+
+/* ---- classification ---- */
+
+static int dlpack_device_type(PyObject *obj) {
+  PyObject *dev = PyObject_CallMethod(obj, "__dlpack_device__", NULL);
+  if (!dev) {
+    PyErr_Clear();
+    return -1;
+  }
+  int type = -1, id;
+  if (!PyTuple_Check(dev) || !PyArg_ParseTuple(dev, "ii", &type, &id)) {
+    PyErr_Clear();
+    type = -1;
+  }
+  Py_DECREF(dev);
+  return type;
+}
+
+int gl_is_device_operand(PyObject *obj) {
+  if (gl_DeviceArray_Check(obj)) return 1;
+  if (PyArray_Check(obj)) return 0;
+  if (PyObject_HasAttrString(obj, "__cuda_array_interface__")) return 1;
+  if (!PyObject_HasAttrString(obj, "__dlpack_device__")) return 0;
+  int type = dlpack_device_type(obj);
+  return type == GL_DL_CUDA || type == GL_DL_CUDA_MANAGED;
+}
+
+gl_DeviceArrayObject *gl_as_device_array(PyObject *obj, const char *argname, glc_stream stream) {
+  if (gl_DeviceArray_Check(obj)) return (gl_DeviceArrayObject *)Py_NewRef(obj);
+  PyObject *cai = PyObject_GetAttrString(obj, "__cuda_array_interface__");
+  /* An interface without a stream (version 2, PyTorch's) says nothing of pending work; DLPack
+   * then lets the producer order its own stream before ours. */
+  if (cai && PyDict_Check(cai) && !PyDict_GetItemString(cai, "stream") &&
+      PyObject_HasAttrString(obj, "__dlpack__")) {
+    Py_CLEAR(cai);
+  }
+  if (cai) {
+    gl_DeviceArrayObject *a = from_cai(obj, cai, argname, stream);
+    Py_DECREF(cai);
+    return a;
+  }
+  PyErr_Clear();
+  int type = dlpack_device_type(obj);
+  if (type == GL_DL_CUDA || type == GL_DL_CUDA_MANAGED) return from_dlpack(obj, argname, stream);
+  return PyErr_Format(PyExc_TypeError,
+                      "%s must be a device array (gpulab.DeviceArray, or an object with "
+                      "__cuda_array_interface__ or CUDA __dlpack__), not %s",
+                      argname, Py_TYPE(obj)->tp_name),
+         NULL;
+}
+
+int gl_classify_operands(int n, PyObject *const *inputs, const char *const *names, int *on_device) {
+  for (int i = 0; i < n; i++) {
+    int dev = gl_is_device_operand(inputs[i]);
+    if (!dev && !PyArray_Check(inputs[i])) {
+      PyErr_Format(PyExc_TypeError, "%s must be a NumPy array or a device array, not %s", names[i],
+                   Py_TYPE(inputs[i])->tp_name);
+      return -1;
+    }
+    if (i > 0 && dev != *on_device) {
+      PyErr_Format(PyExc_ValueError,
+                   "mixed devices: %s is %s but %s is %s; move both with gpulab.to_device or "
+                   ".get()",
+                   names[0], *on_device ? "a device array" : "a NumPy array", names[i],
+                   dev ? "a device array" : "a NumPy array");
+      return -1;
+    }
+    *on_device = dev;
+  }
+  return 0;
+}
+
+/* ---- Python ---- */
+
+static PyObject *py_from_dlpack(PyObject *module, PyObject *obj) {
+  if (gl_require_gpu(NULL) < 0) return NULL;
+  if (gl_DeviceArray_Check(obj)) return Py_NewRef(obj);
+  if (!PyObject_HasAttrString(obj, "__dlpack__"))
+    return PyErr_Format(PyExc_TypeError, "from_dlpack: %s has no __dlpack__",
+                        Py_TYPE(obj)->tp_name);
+  int type = dlpack_device_type(obj);
+  if (type != GL_DL_CUDA && type != GL_DL_CUDA_MANAGED)
+    return PyErr_Format(PyExc_TypeError,
+                        "from_dlpack takes CUDA device memory (DLPack device type %d given); "
+                        "use gpulab.to_device for host arrays",
+                        type);
+  return (PyObject *)from_dlpack(obj, "x", gl_library_stream());
+}
+
+static PyObject *py_as_device(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"obj", "stream", NULL};
+  PyObject *obj, *stream_obj = Py_None, *keep = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:as_device", kwlist, &obj, &stream_obj))
+    return NULL;
+  if (gl_require_gpu(NULL) < 0) return NULL;
+  glc_stream stream;
+  if (gl_stream_arg(stream_obj, &stream, &keep) < 0) return NULL;
+  gl_DeviceArrayObject *a = gl_as_device_array(obj, "obj", stream);
+  if (a) gl_devarray_use(a, stream, keep);
+  Py_XDECREF(keep);
+  return (PyObject *)a;
+}
+
+PyMethodDef gl_interop_methods[] = {
+    {"from_dlpack", py_from_dlpack, METH_O,
+     "from_dlpack(obj): a zero-copy DeviceArray view of a CUDA DLPack producer."},
+    {"as_device", (PyCFunction)(void (*)(void))py_as_device, METH_VARARGS | METH_KEYWORDS,
+     "as_device(obj, stream=None): a zero-copy DeviceArray view of any device array."},
+    {NULL}};

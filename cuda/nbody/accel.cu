@@ -1,0 +1,368 @@
+// Softened all-pairs accelerations: the n-body ladder of LABS.md section 5 (S0 ch. 7, GPU Gems 3
+// ch. 31). Every variant computes, for each body i of the padded state,
+//   acc_i = G * sum_j m_j (r_j - r_i) / (|r_j - r_i|^2 + eps2)^(3/2)
+// summing j in increasing order within each thread, so that each variant is deterministic. The
+// i = j term is zero (r_j - r_i = 0 and eps2 > 0), and so are the zero-mass padding bodies.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <initializer_list>
+#include <utility>
+
+#include "cuda/core/errors.cuh"
+#include "nbody.h"
+#include "cuda/core/launch.cuh"
+#include "state.cuh"
+
+namespace {
+
+// One interaction, in the GPU Gems form: 3 FADD (the difference), 3 FFMA (r^2 + eps2), one
+// rsqrt, 3 FMUL (m / r^3) and 3 FFMA (the accumulation). rsqrtf is the MUFU approximation.
+__device__ __forceinline__ void interact(float xi, float yi, float zi, float xj, float yj, float zj,
+                                         float mj, float eps2, float &ax, float &ay, float &az) {
+  float dx = xj - xi, dy = yj - yi, dz = zj - zi;
+  float r2 = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, eps2)));
+  float inv = rsqrtf(r2);
+  float s = mj * (inv * inv * inv);
+  ax = fmaf(dx, s, ax);
+  ay = fmaf(dy, s, ay);
+  az = fmaf(dz, s, az);
+}
+
+__device__ __forceinline__ void interact(float4 bi, float4 bj, float eps2, float &ax, float &ay,
+                                         float &az) {
+  interact(bi.x, bi.y, bi.z, bj.x, bj.y, bj.z, bj.w, eps2, ax, ay, az);
+}
+
+// ---- variant 0: one thread per body, every j body read from global memory (through L1) ----
+__global__ void nbody_naive(const float4 *__restrict__ pos, float4 *__restrict__ acc, int n_pad,
+                            float eps2, float G) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float4 bi = pos[i];
+  float ax = 0.f, ay = 0.f, az = 0.f;
+  for (int j = 0; j < n_pad; ++j) interact(bi, pos[j], eps2, ax, ay, az);
+  acc[i] = make_float4(G * ax, G * ay, G * az, 0.f);
+}
+
+// ---- variant 1: variant 0 with the j loop unrolled U times (n_pad is a multiple of U) ----
+template <int U>
+__global__ void nbody_naive_unrolled(const float4 *__restrict__ pos, float4 *__restrict__ acc,
+                                     int n_pad, float eps2, float G) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float4 bi = pos[i];
+  float ax = 0.f, ay = 0.f, az = 0.f;
+  for (int j = 0; j < n_pad; j += U) {
+#pragma unroll
+    for (int k = 0; k < U; ++k) interact(bi, pos[j + k], eps2, ax, ay, az);
+  }
+  acc[i] = make_float4(G * ax, G * ay, G * az, 0.f);
+}
+
+// ---- variants 2 and 3: the block stages nbody_tile bodies at a time in shared memory, and
+// every thread reads them from there (a broadcast: all threads read the same address) ----
+template <int U>
+__global__ void nbody_tiled(const float4 *__restrict__ pos, float4 *__restrict__ acc, int n_pad,
+                            float eps2, float G) {
+  __shared__ float4 tile[nbody_tile];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float4 bi = pos[i];
+  float ax = 0.f, ay = 0.f, az = 0.f;
+  for (int base = 0; base < n_pad; base += nbody_tile) {
+    for (int t = threadIdx.x; t < nbody_tile; t += blockDim.x) tile[t] = pos[base + t];
+    __syncthreads();
+    for (int k = 0; k < nbody_tile; k += U) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) interact(bi, tile[k + u], eps2, ax, ay, az);
+    }
+    __syncthreads();  // the tile is overwritten next
+  }
+  acc[i] = make_float4(G * ax, G * ay, G * az, 0.f);
+}
+
+// ---- variant 4: variant 3 on the SoA state (x[], y[], z[], m[]): four 4-byte loads per body
+// from global and four LDS.32 per j from shared, where AoS needs one 16-byte access ----
+template <int U>
+__global__ void nbody_tiled_soa(const float *__restrict__ state, float *__restrict__ acc, int n_pad,
+                                float eps2, float G) {
+  __shared__ float sx[nbody_tile], sy[nbody_tile], sz[nbody_tile], sm[nbody_tile];
+  const float *x = state, *y = state + n_pad, *z = state + 2 * n_pad, *m = state + 3 * n_pad;
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float xi = x[i], yi = y[i], zi = z[i];
+  float ax = 0.f, ay = 0.f, az = 0.f;
+  for (int base = 0; base < n_pad; base += nbody_tile) {
+    for (int t = threadIdx.x; t < nbody_tile; t += blockDim.x) {
+      sx[t] = x[base + t];
+      sy[t] = y[base + t];
+      sz[t] = z[base + t];
+      sm[t] = m[base + t];
+    }
+    __syncthreads();
+    for (int k = 0; k < nbody_tile; k += U) {
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        interact(xi, yi, zi, sx[k + u], sy[k + u], sz[k + u], sm[k + u], eps2, ax, ay, az);
+    }
+    __syncthreads();
+  }
+  acc[i] = G * ax;
+  acc[n_pad + i] = G * ay;
+  acc[2 * n_pad + i] = G * az;
+  acc[3 * n_pad + i] = 0.f;
+}
+
+// ---- variant 5: B bodies per thread, each j body loaded once from shared memory and used B
+// times (B independent FMA chains), MUFU rsqrt without the denormal fix-up (ftz), and the j
+// range split over blockIdx.y so that enough blocks fill the GPU even at small n ----
+
+// rsqrt.approx.ftz: one MUFU.RSQ. rsqrtf() without -ftz adds a range check and rescale around it
+// for denormal inputs, which r^2 + eps2 >= eps2 never is (eps2 is checked to be normal).
+__device__ __forceinline__ float rsqrt_ftz(float x) {
+  float y;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Threads of a block of variant 5 at most: the launch bound lets ptxas give each thread up to
+// 255 registers, which B = 8 bodies (24 accumulators and coordinates) needs.
+constexpr int v5_max_block = 256;
+
+// Block b, split s owns bodies [b * blockDim.x * B, (b + 1) * blockDim.x * B) and the tiles
+// [s * tiles_per_split, min(tiles, (s + 1) * tiles_per_split)). Thread t holds the bodies
+// b * blockDim.x * B + t + k * blockDim.x, k < B (so that its loads and stores are coalesced).
+// out is acc (one split: scale = G) or the partial sums of split s at out + s * n_pad (scale 1).
+template <int B, int U>
+__global__ void __launch_bounds__(v5_max_block)
+    nbody_multibody(const float4 *__restrict__ pos, float4 *__restrict__ out, int n_pad, int tiles,
+                    int tiles_per_split, float eps2, float scale) {
+  __shared__ float4 tile[nbody_tile];
+  size_t first = static_cast<size_t>(blockIdx.x) * blockDim.x * B + threadIdx.x;
+  float xi[B], yi[B], zi[B], ax[B], ay[B], az[B];
+#pragma unroll
+  for (int k = 0; k < B; ++k) {
+    float4 b = pos[first + k * blockDim.x];
+    xi[k] = b.x;
+    yi[k] = b.y;
+    zi[k] = b.z;
+    ax[k] = ay[k] = az[k] = 0.f;
+  }
+  int t0 = blockIdx.y * tiles_per_split;
+  int t1 = min(tiles, t0 + tiles_per_split);
+  for (int t = t0; t < t1; ++t) {
+    for (int s = threadIdx.x; s < nbody_tile; s += blockDim.x)
+      tile[s] = pos[static_cast<size_t>(t) * nbody_tile + s];
+    __syncthreads();
+#pragma unroll U
+    for (int j = 0; j < nbody_tile; ++j) {
+      float4 bj = tile[j];
+#pragma unroll
+      for (int k = 0; k < B; ++k) {
+        float dx = bj.x - xi[k], dy = bj.y - yi[k], dz = bj.z - zi[k];
+        float r2 = fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, eps2)));
+        float inv = rsqrt_ftz(r2);
+        float s = bj.w * inv * (inv * inv);
+        ax[k] = fmaf(dx, s, ax[k]);
+        ay[k] = fmaf(dy, s, ay[k]);
+        az[k] = fmaf(dz, s, az[k]);
+      }
+    }
+    __syncthreads();
+  }
+  float4 *dst = out + static_cast<size_t>(blockIdx.y) * n_pad;
+#pragma unroll
+  for (int k = 0; k < B; ++k)
+    dst[first + k * blockDim.x] = make_float4(scale * ax[k], scale * ay[k], scale * az[k], 0.f);
+}
+
+// acc_i = G * sum over splits s (in order) of partial[s][i].
+__global__ void nbody_sum_splits(const float4 *__restrict__ partial, float4 *__restrict__ acc,
+                                 int n_pad, int splits, float G) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n_pad) return;
+  float ax = 0.f, ay = 0.f, az = 0.f;
+  for (int s = 0; s < splits; ++s) {
+    float4 p = partial[static_cast<size_t>(s) * n_pad + i];
+    ax += p.x;
+    ay += p.y;
+    az += p.z;
+  }
+  acc[i] = make_float4(G * ax, G * ay, G * az, 0.f);
+}
+
+// ---- variant 5's instances: bodies per thread B and j unroll U ----
+using MultibodyKernel = void (*)(const float4 *, float4 *, int, int, int, float, float);
+using ResidentBlocks = int (*)(int block, size_t *blocks);
+
+struct MultibodyInstance {
+  int bodies, unroll;
+  MultibodyKernel kernel;
+  ResidentBlocks resident;
+};
+
+template <int B, int U>
+constexpr MultibodyInstance multibody_instance() {
+  return {B, U, nbody_multibody<B, U>, glc_full_wave_blocks<nbody_multibody<B, U>>};
+}
+
+constexpr MultibodyInstance multibody_instances[] = {
+    multibody_instance<1, 1>(), multibody_instance<1, 2>(), multibody_instance<1, 4>(),
+    multibody_instance<1, 8>(), multibody_instance<2, 1>(), multibody_instance<2, 2>(),
+    multibody_instance<2, 4>(), multibody_instance<2, 8>(), multibody_instance<4, 1>(),
+    multibody_instance<4, 2>(), multibody_instance<4, 4>(), multibody_instance<4, 8>(),
+    multibody_instance<8, 1>(), multibody_instance<8, 2>(), multibody_instance<8, 4>(),
+    multibody_instance<8, 8>(),
+};
+
+const MultibodyInstance *find_multibody(int bodies, int unroll) {
+  for (const MultibodyInstance &m : multibody_instances)
+    if (m.bodies == bodies && m.unroll == unroll) return &m;
+  return nullptr;
+}
+
+// Variant 5's defaults, the fastest of the H100 sweep at N = 131072 (benchmarks/nbody_tune.cu,
+// results/nbody_tune.csv, NOTES.md): 2 bodies per thread, j unrolled 8 times, 256 threads.
+constexpr int v5_default_bodies = 2;
+constexpr int v5_default_unroll = 8;
+constexpr int default_unroll = 4;  // variants 1, 3, 4
+
+// The j split of variant 5: the number of parts s (1 <= s <= tiles, at most max_splits) that
+// keeps the GPU busiest, counting whole waves of resident blocks and whole tiles per part.
+// More parts mean more blocks but also more partial sums to write and add up.
+constexpr int max_splits = 64;
+
+int choose_splits(const MultibodyInstance &m, int block, size_t i_blocks, int tiles, int *splits) {
+  size_t resident = 0;
+  int code = m.resident(block, &resident);
+  if (code != cudaSuccess) return code;
+  double best = -1.0;
+  *splits = 1;
+  for (int s = 1; s <= max_splits && s <= tiles; ++s) {
+    int per_split = (tiles + s - 1) / s;
+    if (s > 1 && (tiles + per_split - 1) / per_split != s) continue;  // an empty part
+    double waves = static_cast<double>(i_blocks) * s / static_cast<double>(resident);
+    double wave_use = waves / static_cast<double>(static_cast<size_t>(waves + 0.999999));
+    double tile_use = static_cast<double>(tiles) / (static_cast<double>(s) * per_split);
+    double use = wave_use * tile_use;
+    if (use > best + 1e-3) {  // ties go to fewer parts
+      best = use;
+      *splits = s;
+    }
+  }
+  return cudaSuccess;
+}
+
+bool one_of(int value, std::initializer_list<int> allowed) {
+  for (int a : allowed)
+    if (a == value) return true;
+  return false;
+}
+
+size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+// The unrolled kernels of variants 1, 3 and 4, by unroll factor.
+struct NaiveUnrolled {
+  template <int U>
+  static constexpr auto kernel = nbody_naive_unrolled<U>;
+};
+struct Tiled {
+  template <int U>
+  static constexpr auto kernel = nbody_tiled<U>;
+};
+struct TiledSoa {
+  template <int U>
+  static constexpr auto kernel = nbody_tiled_soa<U>;
+};
+
+// Launches K::kernel<U> for the U of Us that equals p.unroll (nbody_plan admits no other).
+template <typename K, int... Us, typename S, typename A>
+int launch_unrolled(std::integer_sequence<int, Us...>, const NBodyPlan &p, const char *name,
+                    unsigned grid, cudaStream_t stream, S state, A acc, float eps2, float G) {
+  int code = cudaSuccess;
+  int n_pad = static_cast<int>(p.n_pad);
+  bool launched =
+      ((p.unroll == Us && ((code = glc_launch(K::template kernel<Us>, name, grid, p.block, stream,
+                                              state, acc, n_pad, eps2, G)),
+                           true)) ||
+       ...);
+  return launched ? code : glc_fail(cudaErrorInvalidValue, name);
+}
+
+template <typename K, typename S, typename A>
+int launch_unrolled(const NBodyPlan &p, const char *name, unsigned grid, cudaStream_t stream,
+                    S state, A acc, float eps2, float G) {
+  return launch_unrolled<K>(std::integer_sequence<int, 1, 2, 4, 8, 16>{}, p, name, grid, stream,
+                            state, acc, eps2, G);
+}
+
+}  // namespace
+
+int nbody_plan(int variant, int block, int unroll, int bodies, size_t n, NBodyPlan *plan) {
+  const char *call = "glc_nbody(arguments)";
+  if (variant < 0 || variant > 5) return glc_fail(cudaErrorInvalidValue, "glc_nbody(variant)");
+  int max_block = variant == 5 ? v5_max_block : 1024;
+  if (block < 32 || block > max_block || (block & (block - 1)) != 0)
+    return glc_fail(cudaErrorInvalidValue, "glc_nbody(block)");
+  if (n == 0 || n > nbody_max_bodies) return glc_fail(cudaErrorInvalidValue, call);
+  bool unrolled = variant == 1 || variant == 3 || variant == 4 || variant == 5;
+  if (unroll == 0) unroll = !unrolled ? 1 : variant == 5 ? v5_default_unroll : default_unroll;
+  if (bodies == 0) bodies = variant == 5 ? v5_default_bodies : 1;
+  if (!unrolled && unroll != 1) return glc_fail(cudaErrorInvalidValue, "glc_nbody(unroll)");
+  if (variant != 5 && bodies != 1) return glc_fail(cudaErrorInvalidValue, "glc_nbody(bodies)");
+  if (variant == 5 ? !find_multibody(bodies, unroll) : !one_of(unroll, {1, 2, 4, 8, 16}))
+    return glc_fail(cudaErrorInvalidValue, "glc_nbody(unroll)");
+  *plan = NBodyPlan{variant, block, unroll, bodies, n, 0, 1, 4, 1};
+  // Both are powers of two, so the larger is a multiple of the other; a tile is a multiple of
+  // every unroll.
+  size_t block_span = static_cast<size_t>(block) * bodies;
+  plan->n_pad = round_up(n, block_span > nbody_tile ? block_span : nbody_tile);
+  if (variant == 4) {
+    plan->body_stride = 1;
+    plan->comp_stride = plan->n_pad;
+  }
+  if (variant == 5) {
+    int tiles = static_cast<int>(plan->n_pad / nbody_tile);
+    return choose_splits(*find_multibody(bodies, unroll), block, plan->n_pad / block_span, tiles,
+                         &plan->splits);
+  }
+  return cudaSuccess;
+}
+
+int nbody_accel_state(const NBodyPlan &p, const float *state, float *acc, float *partial,
+                      float eps2, float G, cudaStream_t stream) {
+  const float4 *pos = reinterpret_cast<const float4 *>(state);
+  float4 *acc4 = reinterpret_cast<float4 *>(acc);
+  int n_pad = static_cast<int>(p.n_pad);
+  unsigned grid = static_cast<unsigned>(p.n_pad / (static_cast<size_t>(p.block) * p.bodies));
+  switch (p.variant) {
+    case 0:
+      return glc_launch(nbody_naive, "nbody_naive", grid, p.block, stream, pos, acc4, n_pad, eps2,
+                        G);
+    case 1:
+      return launch_unrolled<NaiveUnrolled>(p, "nbody_naive_unrolled", grid, stream, pos, acc4,
+                                            eps2, G);
+    case 2:
+      return glc_launch(nbody_tiled<1>, "nbody_tiled", grid, p.block, stream, pos, acc4, n_pad,
+                        eps2, G);
+    case 3:
+      return launch_unrolled<Tiled>(p, "nbody_tiled", grid, stream, pos, acc4, eps2, G);
+    case 4:
+      return launch_unrolled<TiledSoa>(p, "nbody_tiled_soa", grid, stream, state, acc, eps2, G);
+    default:
+      break;
+  }
+  const MultibodyInstance *m = find_multibody(p.bodies, p.unroll);
+  int tiles = n_pad / nbody_tile;
+  int per_split = (tiles + p.splits - 1) / p.splits;
+  dim3 grid2(grid, static_cast<unsigned>(p.splits));
+  if (p.splits == 1)
+    return glc_launch(m->kernel, "nbody_multibody", grid2, p.block, stream, pos, acc4, n_pad, tiles,
+                      per_split, eps2, G);
+  if (partial == nullptr) return glc_fail(cudaErrorInvalidValue, "nbody_accel_state(partial)");
+  float4 *partial4 = reinterpret_cast<float4 *>(partial);
+  int code = glc_launch(m->kernel, "nbody_multibody", grid2, p.block, stream, pos, partial4, n_pad,
+                        tiles, per_split, eps2, 1.0f);
+  if (code != cudaSuccess) return code;
+  constexpr int sum_block = 256;
+  return glc_launch(nbody_sum_splits, "nbody_sum_splits",
+                    static_cast<unsigned>(glc_blocks_to_cover(p.n_pad, sum_block)), sum_block,
+                    stream, partial4, acc4, n_pad, p.splits, G);
+}

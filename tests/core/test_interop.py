@@ -1,0 +1,282 @@
+"""Zero-copy exchange with CuPy and PyTorch: __cuda_array_interface__ (v3) and DLPack, both ways.
+Needs a GPU; the CuPy and PyTorch parts skip with a reason when the library is not importable."""
+
+import gc
+
+import numpy as np
+import pytest
+
+import gpulab as gl
+from conftest import variant_params
+from references.saxpy import assert_saxpy_close, saxpy_inputs
+
+pytestmark = pytest.mark.gpu
+
+DTYPES = [np.float32, np.float64, np.int8, np.int32, np.uint64, np.float16, np.complex64, np.bool_]
+
+
+def host_values(n, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(n) * 10 + 20).astype(dtype)
+
+
+@pytest.fixture
+def cp():
+    cupy = pytest.importorskip("cupy")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            pytest.skip("CuPy sees no GPU")
+    except Exception as e:  # pragma: no cover - depends on the machine
+        pytest.skip(f"CuPy cannot use the GPU: {e}")
+    return cupy
+
+
+@pytest.fixture
+def torch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch was built without CUDA or sees no GPU")
+    return torch
+
+
+# ---------------------------------------------------------------- what gpulab exports
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_cuda_array_interface(dtype):
+    for shape in [(5,), (3, 4), (2, 3, 4)]:
+        d = gl.to_device(np.zeros(shape, dtype))
+        cai = d.__cuda_array_interface__
+        assert cai["version"] == 3
+        assert cai["shape"] == shape
+        assert np.dtype(cai["typestr"]) == np.dtype(dtype)
+        assert cai["typestr"] == np.dtype(dtype).str
+        assert cai["data"] == (d.ptr, False)
+        assert cai["strides"] is None or cai["strides"] == np.zeros(shape, dtype).strides
+        assert isinstance(cai["stream"], int) and cai["stream"] != 0  # 0 is forbidden in v3
+        assert "mask" not in cai or cai["mask"] is None
+
+
+def test_dlpack_device():
+    assert gl.to_device(np.ones(3)).__dlpack_device__() == (2, 0)  # (kDLCUDA, device 0)
+
+
+def test_import_refuses_host_memory():
+    with pytest.raises(TypeError):
+        gl.from_dlpack(np.ones(3))
+    with pytest.raises(TypeError):
+        gl.as_device(np.ones(3))
+    with pytest.raises(TypeError):
+        gl.as_device([1.0, 2.0])
+
+
+def test_as_device_of_a_device_array_is_itself():
+    d = gl.to_device(np.ones(3))
+    assert gl.as_device(d) is d and gl.from_dlpack(d) is d
+
+
+# ---------------------------------------------------------------- CuPy
+
+
+def test_cupy_asarray_shares_memory(cp):
+    host = host_values(1000, np.float32)
+    d = gl.to_device(host)
+    c = cp.asarray(d)
+    assert c.data.ptr == d.ptr and c.shape == d.shape and c.dtype == d.dtype
+    np.testing.assert_array_equal(cp.asnumpy(c), host)
+    c *= 2
+    cp.cuda.get_current_stream().synchronize()
+    np.testing.assert_array_equal(d.get(), host * 2)
+
+
+def test_cupy_from_dlpack_shares_memory(cp):
+    host = host_values(1000, np.float64)
+    d = gl.to_device(host)
+    c = cp.from_dlpack(d)
+    assert c.data.ptr == d.ptr
+    np.testing.assert_array_equal(cp.asnumpy(c), host)
+    c[:10] = -1.0
+    cp.cuda.get_current_stream().synchronize()
+    back = d.get()
+    assert (back[:10] == -1.0).all()
+    np.testing.assert_array_equal(back[10:], host[10:])
+
+
+def test_gl_from_dlpack_of_cupy_shares_memory(cp):
+    c = cp.asarray(host_values(1000, np.float32))
+    d = gl.from_dlpack(c)
+    assert isinstance(d, gl.DeviceArray)
+    assert d.ptr == c.data.ptr and d.shape == c.shape and d.dtype == c.dtype
+    np.testing.assert_array_equal(d.get(), cp.asnumpy(c))
+    a = gl.as_device(c)
+    assert a.ptr == c.data.ptr
+
+
+@pytest.mark.parametrize("v", variant_params("saxpy", backend="cuda"))
+def test_saxpy_on_cupy_arrays(cp, v):
+    for n in (1, 1025, 1_000_003):
+        a, x, y = saxpy_inputs(n, np.float32)
+        cx, cy = cp.asarray(x), cp.asarray(y)
+        got = gl.saxpy(a, cx, cy, variant=v.id)
+        assert isinstance(got, gl.DeviceArray)
+        assert_saxpy_close(got.get(), a, x, y)
+        cout = cp.full(n, cp.nan, dtype=cp.float32)
+        got = gl.saxpy(a, cx, cy, variant=v.id, out=cout)
+        assert got.ptr == cout.data.ptr  # written in place, no copy
+        gl.synchronize()
+        assert_saxpy_close(cp.asnumpy(cout), a, x, y)
+
+
+def test_saxpy_on_cupy_stream_and_views(cp):
+    a, x, y = saxpy_inputs(100_003, np.float64)
+    cx, cy = cp.asarray(x), cp.asarray(y)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        got = gl.saxpy(a, cx[1:], cy[:-1], stream=stream)
+    stream.synchronize()
+    assert_saxpy_close(got.get(), a, x[1:], y[:-1])
+    with pytest.raises(ValueError, match="contiguous"):
+        gl.saxpy(a, cx[::2], cy[::2])
+
+
+def test_cupy_keeps_gpulab_memory_alive(cp):
+    host = host_values(1 << 16, np.float32)
+    c = cp.asarray(gl.to_device(host))  # the DeviceArray itself is dropped here
+    gc.collect()
+    for _ in range(3):
+        gl.to_device(np.zeros(1 << 16, np.float32))  # churn the pool
+    np.testing.assert_array_equal(cp.asnumpy(c), host)
+
+
+# ---------------------------------------------------------------- PyTorch
+
+
+def test_torch_as_tensor_shares_memory(torch):
+    host = host_values(1000, np.float32)
+    d = gl.to_device(host)
+    gl.synchronize()  # PyTorch does not wait on the CAI stream it is handed
+    t = torch.as_tensor(d, device="cuda")
+    assert t.data_ptr() == d.ptr and tuple(t.shape) == d.shape
+    np.testing.assert_array_equal(t.cpu().numpy(), host)
+    t.mul_(2)
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(d.get(), host * 2)
+
+
+def test_torch_from_dlpack_shares_memory(torch):
+    host = host_values(1000, np.float64)
+    d = gl.to_device(host)
+    t = torch.from_dlpack(d)
+    assert t.data_ptr() == d.ptr and t.is_cuda
+    np.testing.assert_array_equal(t.cpu().numpy(), host)
+    t[:10] = -1.0
+    torch.cuda.synchronize()
+    back = d.get()
+    assert (back[:10] == -1.0).all()
+    np.testing.assert_array_equal(back[10:], host[10:])
+
+
+def test_gl_as_device_of_torch_shares_memory(torch):
+    t = torch.arange(1000, dtype=torch.float32, device="cuda") + 0.5
+    d = gl.as_device(t)
+    assert isinstance(d, gl.DeviceArray)
+    assert d.ptr == t.data_ptr() and d.shape == (1000,) and d.dtype == np.float32
+    np.testing.assert_array_equal(d.get(), np.arange(1000, dtype=np.float32) + 0.5)
+    e = gl.from_dlpack(t)
+    assert e.ptr == t.data_ptr()
+    del t
+    gc.collect()
+    torch.cuda.empty_cache()
+    np.testing.assert_array_equal(d.get(), np.arange(1000, dtype=np.float32) + 0.5)
+
+
+@pytest.mark.parametrize("v", variant_params("saxpy", backend="cuda"))
+def test_saxpy_on_torch_tensors(torch, v):
+    for n in (1, 1025, 1_000_003):
+        a, x, y = saxpy_inputs(n, np.float32)
+        tx, ty = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
+        tout = torch.full((n,), float("nan"), dtype=torch.float32, device="cuda")
+        torch.cuda.synchronize()  # (test_pending_torch_work_is_ordered checks without it)
+        got = gl.saxpy(a, tx, ty, variant=v.id)
+        assert isinstance(got, gl.DeviceArray)
+        assert_saxpy_close(got.get(), a, x, y)
+        got = gl.saxpy(a, tx, ty, variant=v.id, out=tout)
+        assert got.ptr == tout.data_ptr()
+        gl.synchronize()
+        assert_saxpy_close(tout.cpu().numpy(), a, x, y)
+
+
+def test_saxpy_on_torch_stream(torch):
+    a, x, y = saxpy_inputs(100_003, np.float32)
+    tx, ty = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
+    stream = torch.cuda.Stream()
+    tout = torch.full_like(tx, float("nan"))
+    torch.cuda.synchronize()
+    gl.saxpy(a, tx, ty, out=tout, stream=stream)
+    stream.synchronize()
+    assert_saxpy_close(tout.cpu().numpy(), a, x, y)
+
+
+def test_torch_result_round_trip(torch):
+    """A gpulab result handed to PyTorch, worked on there, and read back."""
+    a, x, y = saxpy_inputs(4096, np.float32)
+    got = gl.saxpy(a, gl.to_device(x), gl.to_device(y))
+    t = torch.from_dlpack(got)
+    total = float(t.double().sum())
+    ref = (a * x.astype(np.float64) + y).sum()
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    assert abs(total - ref) <= 2 * np.finfo(np.float32).eps * (np.abs(a * x64) + np.abs(y64)).sum()
+    t.zero_()
+    torch.cuda.synchronize()
+    assert not got.get().any()
+
+
+# ---------------------------------------------------------------- stream ordering with peers
+# Work the peer has queued but not finished must be waited for: gpulab runs on its own
+# non-blocking stream. A long spin queued first makes a missing wait show every time.
+
+SPIN_MS = 50
+
+
+def _spin_cycles():
+    return int(gl.device_info()["clock_mhz"] * 1e3 * SPIN_MS)
+
+
+def test_pending_cupy_work_is_ordered(cp):
+    spin = cp.RawKernel(r"""
+        extern "C" __global__ void spin(long long cycles) {
+            long long start = clock64();
+            while (clock64() - start < cycles) {}
+        }""", "spin")
+    n = 1 << 20
+    x = cp.full(n, -7.0, dtype=cp.float32)
+    y = cp.full(n, 0.25, dtype=cp.float32)
+    cp.cuda.get_current_stream().synchronize()
+    spin((1,), (1,), (np.int64(_spin_cycles()),))
+    x.fill(1.5)  # queued behind the spin on CuPy's stream
+    got = gl.saxpy(2.0, x, y).get()
+    assert (got == np.float32(3.25)).all(), "gpulab read x before CuPy had written it"
+
+
+def test_pending_torch_work_is_ordered(torch):
+    n = 1 << 20
+    x = torch.full((n,), -7.0, dtype=torch.float32, device="cuda")
+    y = torch.full((n,), 0.25, dtype=torch.float32, device="cuda")
+    torch.cuda.synchronize()
+    torch.cuda._sleep(_spin_cycles())
+    x.fill_(1.5)  # queued behind the sleep on PyTorch's stream
+    got = gl.saxpy(2.0, x, y).get()
+    assert (got == np.float32(3.25)).all(), "gpulab read x before PyTorch had written it"
+
+
+def test_gpulab_results_are_ordered_for_torch(torch):
+    """torch.from_dlpack waits for gpulab's pending work (the DLPack stream handshake)."""
+    n = 1 << 22
+    x = gl.to_device(np.full(n, 1.5, np.float32))
+    y = gl.to_device(np.full(n, 0.25, np.float32))
+    gl.synchronize()
+    got = x
+    for _ in range(50):  # a queue of work on gpulab's stream
+        got = gl.saxpy(1.0, got, y)
+    t = torch.from_dlpack(got)
+    assert float(t[-1]) == 1.5 + 50 * 0.25

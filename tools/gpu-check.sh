@@ -1,35 +1,60 @@
 #!/usr/bin/env bash
-# The GPU machine's check: build, the whole test suite, compute-sanitizer over every CUDA variant,
-# the main job and the benchmarks. Everything lands under $OUT (default ./gpu-check-out):
-# the benchmark JSON files and gpu_check.json (the tests' and sanitizers' verdicts) at the top;
-# commit them under benchmarks/results/. The logs are in logs.tar.gz.
+# The GPU machine's check: build, the whole test suite, compute-sanitizer over every lab's driver
+# in exact allocation mode, the argument fuzz, the planted-bug check, the main job and every
+# benchmark. Everything lands under $OUT (default ./gpu-check-out):
+#   gpu_check.json   each step's verdict, the test counts, the sanitizer summaries, the fuzz and
+#                    the planted bugs, with the device, driver and commit
+#   results.tar.gz   the benchmark, main-job and mutation-check JSON (commit them under
+#                    benchmarks/results/)
+#   logs.tar.gz      every step's log
+# (the device tool brings back at most 8 files, hence the archives.)
 #
-#   tools/gpu-check.sh [build] [test] [sanitize] [main] [bench]    (default: all of them)
-# main runs the main job and the notebooks.
+#   tools/gpu-check.sh [build] [test] [sanitize] [fuzz] [mutation] [main] [bench]   (default: all)
+#
+# Labs come in by convention, with no list here: every tools/sanitize/<name>.py driver runs under
+# every sanitizer tool, every benchmarks/<name>.py script runs in the bench step.
+# GPULAB_BASELINE=<another tree, built in place>: the bench step also runs each benchmark there,
+# just before this tree's, and tools/compare_benchmarks.py compares the two (before and after a
+# change, in one run).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
 LOGS=$(mktemp -d)
+RESULTS=$(mktemp -d)
 mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 GPULAB_RESULTS="$OUT"
+export PYTHONUNBUFFERED=1 GPULAB_RESULTS="$RESULTS" NCCL_NVLS_ENABLE=0
 # The device machine gets the tree without .git: pass GPULAB_COMMIT=<hash> there.
 export GPULAB_COMMIT=${GPULAB_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
-steps=${*:-build test sanitize main bench}
+steps=${*:-build test sanitize fuzz mutation main bench}
+# Sanitizer runs at once: each is mostly host-side instrumentation work.
+PARALLEL=${GPULAB_CHECK_JOBS:-$(($(nproc) / 2 > 0 ? $(nproc) / 2 : 1))}
 status=0
-summary=()
+: >"$LOGS/steps.txt"
 
-run() { # name, command...
+run() { # name, command...: runs it, logs it, records PASS/FAIL with its seconds
   local name=$1
   shift
-  echo "== $name: $*"
   local t0=$SECONDS
   if "$@" >"$LOGS/$name.log" 2>&1; then
-    summary+=("PASS $name ($((SECONDS - t0)) s)")
+    echo "PASS $name ($((SECONDS - t0)) s)" >>"$LOGS/steps.txt"
   else
-    summary+=("FAIL $name ($((SECONDS - t0)) s): see logs.tar.gz/$name.log")
-    status=1
+    echo "FAIL $name ($((SECONDS - t0)) s): see logs.tar.gz/$name.log" >>"$LOGS/steps.txt"
   fi
-  tail -n 15 "$LOGS/$name.log"
+}
+
+show() { # name: the step's verdict and the end of its log
+  grep " $1 (" "$LOGS/steps.txt"
+  tail -n 12 "$LOGS/$1.log"
+}
+
+sanitizer_options() { # tool
+  # memcheck: room after every allocation, so that an overrun can't land in a neighbour.
+  [ "$1" = memcheck ] && echo "--padding 512"
+}
+
+driver_options() { # tool
+  # racecheck and synccheck look inside kernels only: the NumPy path adds nothing for them.
+  case $1 in racecheck | synccheck) echo "--inputs device" ;; esac
 }
 
 for step in $steps; do
@@ -37,38 +62,68 @@ for step in $steps; do
   build)
     nvidia-smi >"$LOGS/nvidia-smi.txt" 2>&1
     run build python3 -m pip install --no-build-isolation --no-deps -v -e .
+    show build
     run import python3 -c "import gpulab as gl; print(gl.build_info()); print(gl.device_info())"
+    show import
     ;;
-  test) run pytest python3 -m pytest -q -rs ;;
+  test)
+    run pytest python3 -m pytest -q -rs
+    show pytest
+    ;;
   sanitize)
-    for tool in memcheck racecheck synccheck; do
-      run "sanitizer-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
-        python3 tools/sanitize_all.py
-      run "sanitizer-nbody-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
-        python3 tools/sanitize_nbody.py
-      run "sanitizer-labs-$tool" compute-sanitizer --tool "$tool" --error-exitcode 1 \
-        python3 tools/sanitize_labs.py
+    for driver in tools/sanitize/[a-z]*.py; do
+      for tool in memcheck initcheck racecheck synccheck; do
+        while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n; done
+        # shellcheck disable=SC2046 # the options are words
+        run "sanitize-$tool-$(basename "$driver" .py)" env GPULAB_EXACT_ALLOC=1 \
+          compute-sanitizer --tool "$tool" --error-exitcode 1 $(sanitizer_options "$tool") \
+          python3 "$driver" $(driver_options "$tool") &
+      done
     done
+    wait
+    grep " sanitize-" "$LOGS/steps.txt" | sort
+    ;;
+  fuzz)
+    run fuzz python3 tools/fuzz_ops.py --calls 100000 --seed 2026
+    show fuzz
+    ;;
+  mutation)
+    run mutation python3 tools/mutation_check.py --out "$RESULTS/mutation_check.json"
+    show mutation
     ;;
   main)
-    run mainjob python3 -m gpulab --json "$OUT/mainjob.json"
+    run mainjob python3 -m gpulab --json "$RESULTS/mainjob.json"
+    show mainjob
     run notebooks python3 tools/run_notebooks.py
+    show notebooks
     ;;
   bench)
-    run bench-saxpy python3 benchmarks/saxpy_ladder.py
-    run bench-transfer python3 benchmarks/transfer_paths.py
-    run bench-overhead python3 benchmarks/call_overhead.py
-    run bench-reduce python3 benchmarks/reduce_ladder.py
-    run bench-nbody python3 benchmarks/nbody_ladder.py
-    run bench-memory python3 benchmarks/memory_lab.py
-    run bench-streams python3 benchmarks/streams_lab.py
+    for script in benchmarks/[a-z]*.py; do
+      name=$(basename "$script" .py)
+      [ "$name" = common ] && continue
+      if [ -n "${GPULAB_BASELINE:-}" ]; then
+        mkdir -p "$RESULTS/baseline"
+        run "baseline-$name" env -C "$GPULAB_BASELINE" GPULAB_RESULTS="$RESULTS/baseline" \
+          PYTHONPATH="$GPULAB_BASELINE" python3 "benchmarks/$name.py"
+        show "baseline-$name"
+      fi
+      run "bench-$name" python3 "$script"
+      show "bench-$name"
+    done
+    if [ -n "${GPULAB_BASELINE:-}" ]; then
+      run compare python3 tools/compare_benchmarks.py "$RESULTS/baseline" "$RESULTS" \
+        --out "$RESULTS/move_comparison.json"
+      show compare
+    fi
     ;;
   *) echo "unknown step $step" && exit 2 ;;
   esac
 done
 
-printf '%s\n' "${summary[@]}" | tee "$LOGS/summary.txt"
-[[ " $steps " == *" test "* || " $steps " == *" sanitize "* ]] &&
-  python3 tools/gpu_check_summary.py "$LOGS" "$OUT/gpu_check.json" $steps
+echo "== summary"
+cat "$LOGS/steps.txt"
+grep -q "^FAIL" "$LOGS/steps.txt" && status=1
+python3 tools/gpu_check_summary.py "$LOGS" "$OUT/gpu_check.json" $steps
+tar -czf "$OUT/results.tar.gz" -C "$RESULTS" .
 tar -czf "$OUT/logs.tar.gz" -C "$LOGS" .
 exit $status

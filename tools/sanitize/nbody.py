@@ -1,10 +1,9 @@
-"""Runs every n-body kernel for compute-sanitizer (memcheck, racecheck, synccheck): every CUDA
-variant of nbody_accel with every combination of its tunables, on NumPy and device operands, at
-awkward N (padding, several tiles, variant 5's split j range), plus nbody_step and nbody_energy.
-tools/sanitize_all.py covers nbody_accel only at its defaults; the step and energy kernels are
-not ops of the registry. Checks every result against the CPU; exits non-zero on a mismatch.
+"""Every n-body kernel: every CUDA variant of nbody_accel with every combination of its tunables,
+at awkward N (one body; under, at and over the 256-body tile; variant 5's split j range), plus
+nbody_step and nbody_energy; tools/sanitize/ops.py covers nbody_accel at its defaults only. Every
+result checked against the CPU. See _common.py.
 
-    compute-sanitizer --tool memcheck --error-exitcode 1 python3 tools/sanitize_nbody.py
+    python3 tools/sanitize/nbody.py [--inputs both|device]
 """
 
 import itertools
@@ -12,9 +11,9 @@ import sys
 
 import numpy as np
 
-import gpulab as gl
+from _common import done, gl, start, wanted
 
-SIZES = (33, 300)
+SIZES = (1, 33, 256, 300)
 EPS = 0.05
 
 
@@ -25,35 +24,39 @@ def close(got, ref, what):
 
 
 def main():
-    if not gl.cuda_available():
-        sys.exit(f"no GPU: {gl._core._gpu_status()}")
+    args, _ = start(__doc__)
     calls = 0
     for n in SIZES + (1000,):
         pos, vel, mass = gl.plummer(n, seed=n)
         dpos, dvel, dmass = gl.to_device(pos), gl.to_device(vel), gl.to_device(mass)
         ref = gl.nbody_accel(pos, mass, EPS, variant=102)
         for v in gl.variants("nbody_accel"):
-            if v.backend != "cuda" or (n == 1000 and v.id != 5):
+            if v.backend != "cuda" or (n == 1000 and v.id != 5) or not wanted(args, str(v.id)):
                 continue
             names = sorted(v.tunables)
             for values in itertools.product(*(v.tunables[k]["values"] for k in names)):
                 kw = dict(zip(names, values))
-                close(gl.nbody_accel(pos, mass, EPS, variant=v.id, **kw), ref, f"{v.id} {n} {kw}")
                 close(gl.nbody_accel(dpos, dmass, EPS, variant=v.id, **kw).get(), ref,
                       f"{v.id} {n} {kw} device")
-                calls += 2
+                calls += 1
+                if args.inputs == "both":
+                    close(gl.nbody_accel(pos, mass, EPS, variant=v.id, **kw), ref,
+                          f"{v.id} {n} {kw} numpy")
+                    calls += 1
             p, w = gl.nbody_step(dpos, dvel, dmass, 1e-3, EPS, steps=2, variant=v.id)
             rp, rw = gl.nbody_step(pos, vel, mass, 1e-3, EPS, steps=2, variant=102)
             close(p.get(), rp, f"step {v.id} {n}")
             close(w.get(), rw, f"step {v.id} {n} vel")
             calls += 1
+        if args.only:
+            continue
         e = gl.nbody_energy(dpos, dvel, dmass, EPS)
         k, u = gl.nbody_energy(pos, vel, mass, EPS, parts=True)
         if not np.isclose(e, k + u, rtol=1e-6):
             sys.exit(f"energy mismatch at n={n}")
         calls += 2
     gl.synchronize()
-    print(f"sanitize_nbody: {calls} n-body calls checked")
+    done("sanitize/nbody", calls)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,253 @@
+"""The planted-bug check: proof that the sanitizer runs can see real bugs.
+
+In scratch copies of the tree it plants known bugs, one per copy, into kernels of every lab: an
+off-by-one global write, a read one past the end, a missing __syncthreads() in a shared-memory
+tree, a read of uninitialized shared memory. Each copy is rebuilt incrementally (the base copy is
+built once; a plant recompiles the one object it touches, plus the binding's C files and the
+link), then the matching compute-sanitizer tool runs the matching driver of tools/sanitize/ in
+exact allocation mode. The check passes only if every plant is reported by the sanitizer (its
+error or hazard summary is not zero), and if the same commands on the unplanted base report
+nothing. It fails, too, when a lab of the registry has no plant: a new lab adds its own below.
+
+    python3 tools/mutation_check.py [--out FILE] [--jobs N] [--keep DIR] [--only NAME,...]
+
+It needs the GPU machine (compute-sanitizer and a GPU). The result, with the cost of each step,
+goes to FILE (default: $GPULAB_RESULTS or benchmarks/results/, mutation_check.json).
+"""
+
+import argparse
+import concurrent.futures
+import dataclasses
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from typing import List, Optional, Tuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The GPU machine's own architecture only: the plants are run there, and one SASS target halves
+# nvcc's time against the default "80;90" + PTX.
+ARCHS = "90"
+# Room after every allocation, so that an overrun cannot land in a neighbouring one.
+MEMCHECK_PADDING = "512"
+ERROR_EXIT = 86
+NOT_COPIED = ("build", "gpu-check-out", ".git", "__pycache__", "*.so", "*.egg-info", ".whl",
+              ".pytest_cache", ".before")
+
+
+@dataclasses.dataclass(frozen=True)
+class Plant:
+    name: str
+    lab: str
+    kind: str
+    file: str  # relative to the root
+    find: str  # must occur exactly once in the kernel that `after` names (or in the file)
+    replace: str
+    tool: str  # compute-sanitizer --tool
+    driver: Tuple[str, ...]  # tools/sanitize/<driver> and its arguments
+    after: Optional[str] = None  # the start of the kernel to plant into
+
+    def command(self):
+        return sanitizer_command(self.tool, self.driver)
+
+
+PLANTS: List[Plant] = [
+    Plant("saxpy-write-past-end", "saxpy", "off-by-one global write", "cuda/saxpy/saxpy.cu",
+          find="  if (i < n) out[i] = a * x[i] + y[i];",
+          replace="  if (i <= n) out[i] = a * x[i] + y[i];",
+          tool="memcheck", driver=("ops.py", "--only", "saxpy:0")),
+    Plant("reduce-read-past-end", "reduce", "read one past the end", "cuda/reduce/harris.cu",
+          after="__global__ void sequential(",
+          find="  s[tid] = i < n ? static_cast<Acc>(x[i]) : Op::template identity<Acc>();",
+          replace="  s[tid] = i <= n ? static_cast<Acc>(x[i]) : Op::template identity<Acc>();",
+          tool="memcheck", driver=("ops.py", "--only", "reduce:2")),
+    Plant("reduce-missing-syncthreads", "reduce", "missing __syncthreads() in a shared tree",
+          "cuda/reduce/harris.cu", after="__global__ void sequential(",
+          find="    if (tid < stride) s[tid] = Op::apply(s[tid], s[tid + stride]);\n"
+               "    __syncthreads();\n",
+          replace="    if (tid < stride) s[tid] = Op::apply(s[tid], s[tid + stride]);\n",
+          tool="racecheck", driver=("ops.py", "--only", "reduce:2", "--inputs", "device")),
+    Plant("reduce-uninitialized-shared", "reduce", "read of uninitialized shared memory",
+          "cuda/reduce/harris.cu", after="__global__ void sequential(",
+          find="  s[tid] = i < n ? static_cast<Acc>(x[i]) : Op::template identity<Acc>();",
+          replace="  if (i < n) s[tid] = static_cast<Acc>(x[i]);",
+          tool="initcheck", driver=("ops.py", "--only", "reduce:2", "--inputs", "device")),
+    Plant("nbody-missing-syncthreads", "nbody", "missing __syncthreads() after a tile load",
+          "cuda/nbody/accel.cu", after="__global__ void nbody_tiled(",
+          find="    for (int t = threadIdx.x; t < nbody_tile; t += blockDim.x) tile[t] = pos[base + t];\n"
+               "    __syncthreads();\n",
+          replace="    for (int t = threadIdx.x; t < nbody_tile; t += blockDim.x) tile[t] = pos[base + t];\n",
+          tool="racecheck", driver=("nbody.py", "--only", "2", "--inputs", "device")),
+    Plant("memory-write-past-end", "memory", "off-by-one global write", "cuda/memory/access.cu",
+          find="  id %= n;\n", replace="  id %= n + 1;\n",
+          tool="memcheck", driver=("memory.py",)),
+    Plant("streams-read-past-end", "streams", "read one past the end", "cuda/streams/streams.cu",
+          after="__global__ void matvec_rows(",
+          find="  for (size_t j = lane; j < cols; j += 32) sum += r[j] * x[j];",
+          replace="  for (size_t j = lane; j <= cols; j += 32) sum += r[j] * x[j];",
+          tool="memcheck", driver=("streams.py",)),
+]
+
+
+def sanitizer_command(tool, driver):
+    cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", str(ERROR_EXIT)]
+    if tool == "memcheck":
+        cmd += ["--padding", MEMCHECK_PADDING]
+    return cmd + [sys.executable, os.path.join("tools", "sanitize", driver[0]), *driver[1:]]
+
+
+def reported(tool, output):
+    """The number of errors or hazards the sanitizer's summary reports (0 when none)."""
+    pattern = r"RACECHECK SUMMARY: (\d+) hazard" if tool == "racecheck" else \
+        r"ERROR SUMMARY: (\d+) error"
+    found = re.findall(pattern, output)
+    return int(found[-1]) if found else 0
+
+
+def copy_tree(src, dst):
+    """A copy that keeps modification times, so that the copy's build sees its objects as fresh."""
+    shutil.copytree(src, dst, symlinks=True, ignore=shutil.ignore_patterns(*NOT_COPIED))
+
+
+def build(tree, log):
+    """Builds tree in place (incrementally); returns (seconds, nvcc runs)."""
+    env = dict(os.environ, GPULAB_CUDA_ARCHS=ARCHS)
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=tree,
+                          env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    with open(log, "w") as f:
+        f.write(done.stdout + done.stderr)
+    if done.returncode:
+        raise RuntimeError(f"build of {tree} failed; see {log}")
+    return seconds, done.stdout.count("nvcc ")
+
+
+def run_sanitizer(tree, tool, driver, log, exact=True):
+    env = dict(os.environ, PYTHONPATH=tree, GPULAB_EXACT_ALLOC="1" if exact else "0",
+               PYTHONUNBUFFERED="1")
+    t0 = time.perf_counter()
+    done = subprocess.run(sanitizer_command(tool, driver), cwd=tree, env=env,
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    output = done.stdout + done.stderr
+    with open(log, "w") as f:
+        f.write(output)
+    return {"reported": reported(tool, output), "exit": done.returncode,
+            "seconds": round(seconds, 1),
+            "summary": [line.strip("= ").strip() for line in output.splitlines()
+                        if "SUMMARY" in line][-1:]}
+
+
+def plant_into(tree, plant):
+    path = os.path.join(tree, plant.file)
+    with open(path) as f:
+        text = f.read()
+    # With an anchor, the region is the anchored kernel: up to the next __global__.
+    start, end = 0, len(text)
+    if plant.after:
+        if text.count(plant.after) != 1:
+            raise ValueError(f"{plant.name}: the anchor occurs {text.count(plant.after)} times in "
+                             f"{plant.file}; update the plant")
+        start = text.index(plant.after)
+        following = text.find("__global__", start + len(plant.after))
+        end = following if following >= 0 else end
+    count = text.count(plant.find, start, end)
+    if count != 1:
+        raise ValueError(f"{plant.name}: the text to plant over occurs {count} times in "
+                         f"{plant.file}; update the plant")
+    at = text.index(plant.find, start, end)
+    with open(path, "w") as f:
+        f.write(text[:at] + plant.replace + text[at + len(plant.find):])
+
+
+def check_plant(base, work, plant):
+    tree = os.path.join(work, plant.name)
+    copy_tree(base, tree)
+    plant_into(tree, plant)
+    build_s, nvcc_runs = build(tree, os.path.join(work, f"{plant.name}.build.log"))
+    result = run_sanitizer(tree, plant.tool, plant.driver, os.path.join(work, f"{plant.name}.log"))
+    # For the record, not for the verdict: what the same run sees without exact allocation mode.
+    normal = run_sanitizer(tree, plant.tool, plant.driver,
+                           os.path.join(work, f"{plant.name}.normal.log"), exact=False)
+    return {**dataclasses.asdict(plant), "driver": " ".join(plant.driver),
+            "caught": result["reported"] > 0, "build_s": round(build_s, 1),
+            "objects_recompiled_by_nvcc": nvcc_runs, **result,
+            "reported_without_exact_mode": normal["reported"]}
+
+
+def check_baseline(base, work, tool, driver):
+    name = f"baseline-{tool}-{'-'.join(driver).replace('.py', '').replace(':', '_')}"
+    result = run_sanitizer(base, tool, driver, os.path.join(work, name + ".log"))
+    return {"tool": tool, "driver": " ".join(driver), "clean": result["reported"] == 0 and
+            result["exit"] == 0, **result}
+
+
+def labs_without_plants():
+    sys.path.insert(0, ROOT)
+    import gpulab
+    return sorted(set(gpulab._core.labs()) - {p.lab for p in PLANTS})
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    results_dir = os.environ.get("GPULAB_RESULTS") or os.path.join(ROOT, "benchmarks", "results")
+    parser.add_argument("--out", default=os.path.join(results_dir, "mutation_check.json"))
+    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
+    parser.add_argument("--keep", help="work in this folder and keep it (default: a temporary one)")
+    parser.add_argument("--only", help="comma-separated plant names")
+    args = parser.parse_args()
+    plants = PLANTS if not args.only else [p for p in PLANTS if p.name in args.only.split(",")]
+    missing = labs_without_plants()
+    work = args.keep or tempfile.mkdtemp(prefix="gpulab-mutation-")
+    os.makedirs(work, exist_ok=True)
+    t0 = time.perf_counter()
+    base = os.path.join(work, "base")
+    copy_tree(ROOT, base)
+    base_build_s, _ = build(base, os.path.join(work, "base.build.log"))
+    print(f"base built in {base_build_s:.0f} s (sm_{ARCHS})", flush=True)
+    commands = sorted({(p.tool, p.driver) for p in plants})
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        baselines = [pool.submit(check_baseline, base, work, tool, driver)
+                     for tool, driver in commands]
+        planted = [pool.submit(check_plant, base, work, p) for p in plants]
+        baselines = [f.result() for f in baselines]
+        planted = [f.result() for f in planted]
+    wall_s = time.perf_counter() - t0
+    for r in planted:
+        print(f"{'CAUGHT' if r['caught'] else 'MISSED'} {r['name']} ({r['lab']}: {r['kind']}) by "
+              f"{r['tool']}: {r['summary']}; rebuilt in {r['build_s']} s "
+              f"({r['objects_recompiled_by_nvcc']} object by nvcc), ran {r['seconds']} s; without "
+              f"exact mode {r['reported_without_exact_mode']} reported")
+    for r in baselines:
+        print(f"{'clean' if r['clean'] else 'DIRTY'} baseline {r['tool']} {r['driver']}: "
+              f"{r['summary']} (exit {r['exit']})")
+    ok = all(r["caught"] for r in planted) and all(r["clean"] for r in baselines) and not missing
+    if missing:
+        print(f"labs without a plant: {', '.join(missing)}: add theirs to PLANTS")
+    sys.path.insert(0, ROOT)
+    from gpulab.provenance import metadata
+    meta = metadata({"archs": ARCHS, "jobs": args.jobs, "memcheck_padding": MEMCHECK_PADDING,
+                     "exact_alloc": True})
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump({"meta": meta, "results": {
+            "passed": ok, "plants": planted, "baselines": baselines,
+            "labs_without_plants": missing, "base_build_s": round(base_build_s, 1),
+            "wall_s": round(wall_s, 1)}}, f, indent=1)
+    caught = sum(r["caught"] for r in planted)
+    print(f"mutation_check: {caught} of {len(planted)} planted bugs caught, "
+          f"{sum(r['clean'] for r in baselines)} of {len(baselines)} baselines clean, "
+          f"{wall_s:.0f} s in all (base build {base_build_s:.0f} s); wrote {args.out}")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""What the sanitizer drivers (tools/sanitize/*.py) share.
+
+Each driver runs every CUDA kernel of a lab at awkward sizes so that compute-sanitizer can see it,
+and checks every result against NumPy, exiting non-zero on a wrong one. They run in exact
+allocation mode (GPULAB_EXACT_ALLOC=1, set here before gpulab is imported): every device buffer
+has its exact size, nothing is cached or rounded, and small NumPy calls do not run on mapped
+pinned memory, so that an overrun of any size leaves its allocation. tools/gpu-check.sh runs
+every driver under memcheck (with --padding, so that an overrun cannot land in a neighbouring
+allocation either), initcheck, racecheck and synccheck:
+
+    compute-sanitizer --tool memcheck --padding 512 --error-exitcode 1 python3 tools/sanitize/ops.py
+    python3 tools/sanitize/ops.py --inputs device     # device inputs only (racecheck, synccheck)
+
+Inputs: NumPy and device arrays ("both", the default) or device arrays alone ("device"). The
+NumPy path runs the same kernels on buffers that the binding allocates and copies itself, which
+matters to memcheck and initcheck; racecheck and synccheck look only inside the kernels.
+"""
+
+import argparse
+import os
+import sys
+
+os.environ["GPULAB_EXACT_ALLOC"] = "1"
+
+import numpy as np  # noqa: E402
+
+import gpulab as gl  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Element counts: empty and tiny; odd and just over a block or tile (33, 257, 1025, 100003); and
+# ends that fall exactly on the old 512-byte allocation grain (128 float32, 64 float64: every
+# size below that is a multiple of 128), on 16-byte vectors (every even size), and on the
+# vectorized kernels' tiles: saxpy variant 2 covers block x 4 vectors x 4 floats per block,
+# 4096 at block 256 and 16384 at 1024; reduce variant 12 strides over 4 x 16-byte loads per
+# thread of 512-thread blocks, 8192 floats a tile (131072 = 16 tiles).
+SIZES = (0, 1, 3, 33, 128, 257, 1024, 1025, 4096, 8192, 16384, 100_003, 131_072)
+
+
+def start(description):
+    """Parses --inputs, checks the GPU and exact mode; returns (args, rng)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--inputs", choices=("both", "device"), default="both",
+                        help="NumPy and device inputs, or device inputs only")
+    parser.add_argument("--only", default="",
+                        help="comma-separated variants to run, as the driver names them "
+                             "(ops.py: op:id, e.g. saxpy:0; nbody.py: id); default: all")
+    args = parser.parse_args()
+    if not gl.cuda_available():
+        sys.exit(f"no GPU: {gl._core._gpu_status()}")
+    if not gl._core._exact_alloc():
+        sys.exit("exact allocation mode is off: GPULAB_EXACT_ALLOC was not seen at import")
+    args.only = set(filter(None, args.only.split(",")))
+    return args, np.random.default_rng(7)
+
+
+def wanted(args, key):
+    """Whether a driver runs the variant named key (--only)."""
+    return not args.only or key in args.only
+
+
+def references():
+    """conftest's NumPy references ({op: check(got, *args)}), from tests/references/."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from references import all_checks
+    return all_checks()
+
+
+def require(ok, what):
+    if not ok:
+        sys.exit(f"wrong result: {what}")
+
+
+def close(got, ref, what, rtol=1e-5, atol=1e-5):
+    require(np.allclose(got, ref, rtol=rtol, atol=atol), what)
+
+
+def done(name, calls):
+    print(f"{name}: {calls} CUDA calls checked in exact allocation mode")

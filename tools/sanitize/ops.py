@@ -1,0 +1,53 @@
+"""Every CUDA variant of every op of the registry, with every block size it takes, at the sizes of
+_common.SIZES, float32 and float64 where the variant takes them, on NumPy and device inputs; each
+result checked against the test suite's NumPy references (tests/references/). Run under
+compute-sanitizer by tools/gpu-check.sh; see _common.py.
+
+    python3 tools/sanitize/ops.py [--inputs both|device]
+"""
+
+import sys
+
+import numpy as np
+
+from _common import SIZES, done, gl, references, require, start, wanted
+from gpulab._op import OPS
+
+
+def main():
+    args, rng = start(__doc__)
+    checks = references()
+    calls = 0
+    for name, fn in OPS.items():
+        spec = fn.__gpulab_op__
+        for v in gl.variants(name):
+            if v.backend != "cuda" or not wanted(args, f"{name}:{v.id}"):
+                continue
+            blocks = v.tunables.get("block", {}).get("values", [None])
+            for n in SIZES:
+                for dtype in (np.float32, np.float64):
+                    if np.dtype(dtype).name not in v.dtypes:
+                        continue  # refused by design (nbody_accel is float32 only)
+                    host = [a.astype(dtype) if isinstance(a, np.ndarray) else a
+                            for a in spec.example(n, rng)]
+                    dev = [gl.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
+                    for block in blocks:
+                        kw = {"variant": v.id} if block is None else {"variant": v.id,
+                                                                      "block": block}
+                        runs = [("device", fn(*dev, **kw).get())]
+                        if args.inputs == "both":
+                            runs.append(("numpy", fn(*host, **kw)))
+                        for where, got in runs:
+                            try:
+                                checks[name](got, *host)
+                            except AssertionError as e:
+                                sys.exit(f"mismatch: {name} {v.name} {where} n={n} {kw}: {e}")
+                            calls += 1
+    if not args.only:
+        x = rng.standard_normal(4097)
+        require(np.array_equal(gl.to_device(x).get(), x), "round trip")
+    done("sanitize/ops", calls)
+
+
+if __name__ == "__main__":
+    main()

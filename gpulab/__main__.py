@@ -75,16 +75,19 @@ def main(argv=None):
         parser.error(f"unknown ops {unknown}; known: {list(OPS)}")
     meta = metadata(gpu, args)
     for where, c in meta["ceilings"].items():
+        # the balance decides each op's bound there (bench.bound_of)
         print(f"\nCeiling ({where}, {c['device']}): copy {c['copy_gbps']:.1f} GB/s, "
-              f"FP32 FMA {c['fma_gflops'] / 1e3:.2f} TFLOP/s")
+              f"FP32 FMA {c['fma_gflops'] / 1e3:.2f} TFLOP/s, balance "
+              f"{c['fma_gflops'] / c['copy_gbps']:.1f} flop/B")
     rng = np.random.default_rng(12345)
     all_results = []
     for name in wanted:
         results = run_op(name, OPS[name], gpu, args, rng)
         all_results += results
         sizes = sorted({r.size for r in results})
-        print(f"\n== {name}  (n = {', '.join(str(s) for s in sizes)}; x peer = peer time / "
-              f"ours, >1 means gpulab is faster)")
+        bounds = "/".join(sorted({r.bound for r in results}))
+        print(f"\n== {name}  ({bounds}-bound; n = {', '.join(str(s) for s in sizes)}; "
+              f"x peer = peer time / ours, >1 means gpulab is faster)")
         print(results_table(results))
     if args.json:
         with open(args.json, "w") as f:

@@ -1,4 +1,5 @@
-"""What every op declares next to its code: its name, its cost model and its peers."""
+"""What every op declares next to its code: its name, its cost model, its peers and, when it
+has one, its own unit of work."""
 
 from dataclasses import dataclass
 from typing import Callable, Dict, Optional
@@ -14,6 +15,18 @@ class Cost:
 
 
 @dataclass(frozen=True)
+class Unit:
+    """An op's own unit of work, for reporting its rate beside GFLOP/s: `name` is the rate's
+    label (e.g. "G interactions/s") and `count(*args, **kw)` the number of those things one call
+    does (e.g. N^2 interactions). The rate is count / seconds / `scale`, so the default scale of
+    1e9 fits a "G.../s" name."""
+
+    name: str
+    count: Callable[..., int]
+    scale: float = 1e9
+
+
+@dataclass(frozen=True)
 class OpSpec:
     name: str
     cost: Callable[..., Cost]
@@ -26,6 +39,8 @@ class OpSpec:
     example: Callable[..., tuple]
     # sizes the main job runs at: on the GPU, and on the CPU
     demo_size: Dict[str, int]
+    # the op's own unit of work (nbody_accel: interactions), or None to report flops only
+    unit: Optional[Unit] = None
 
 
 # op name -> function, in the order the ops were defined
@@ -33,11 +48,14 @@ OPS: Dict[str, Callable] = {}
 
 
 def op(name: str, cost: Callable[..., Cost], size: Callable[..., int], example: Callable,
-       demo_size: Dict[str, int], peers: Optional[Dict[str, Callable]] = None):
-    """Marks fn as the gpulab op `name`, so that bench(), sweep() and the main job can run it."""
+       demo_size: Dict[str, int], peers: Optional[Dict[str, Callable]] = None,
+       unit: Optional[Unit] = None):
+    """Marks fn as the gpulab op `name`, so that bench(), sweep() and the main job can run it.
+    `unit`, optional: the op's own unit of work, reported beside GFLOP/s (see Unit)."""
 
     def mark(fn):
-        fn.__gpulab_op__ = OpSpec(name, cost, dict(peers or {}), size, example, dict(demo_size))
+        fn.__gpulab_op__ = OpSpec(name, cost, dict(peers or {}), size, example, dict(demo_size),
+                                  unit)
         OPS[name] = fn
         return fn
 

@@ -3,12 +3,12 @@ between repetitions, and report the rate against the device's own ceilings and a
 
 import statistics
 from dataclasses import asdict, dataclass, field
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import numpy as np
 
 from . import _core, peers as _peers, registry
-from ._op import spec_of
+from ._op import Cost, spec_of
 from .ceilings import ceilings
 from .timing import event_samples, host_samples
 
@@ -38,18 +38,56 @@ class BenchResult:
     gflops: float
     frac_copy: float  # of the measured copy bandwidth
     frac_fma: float  # of the measured FP32 FMA rate
+    # 'memory' or 'compute': which ceiling bounds this op where it ran (see bound_of); the
+    # rate to read is gbps and frac_copy for 'memory', gflops and frac_fma for 'compute'
+    bound: str
     l2_flushed: bool
     peers: Dict[str, dict] = field(default_factory=dict)
+    unit: Optional[str] = None  # the op's own unit of work, e.g. "G interactions/s"
+    unit_rate: Optional[float] = None  # the rate in that unit
 
     def to_dict(self):
         return asdict(self)
 
     def __str__(self):
-        text = (f"{self.op}[{self.variant} {self.variant_name}] n={self.size} {self.dtype}: "
-                f"{self.median_ms:.4f} ms, {self.gbps:.1f} GB/s ({self.frac_copy:.2f} of copy)")
+        text = f"{self.op}[{self.variant} {self.variant_name}] n={self.size} {self.dtype}: "
+        if self.bound == "compute":
+            own = f", {format_rate(self.unit_rate)} {self.unit}" if self.unit else ""
+            text += (f"{self.median_ms:.4f} ms, {format_rate(self.gflops)} GFLOP/s{own} "
+                     f"({format_fraction(self.frac_fma)} of FMA)")
+        else:
+            text += (f"{self.median_ms:.4f} ms, {format_rate(self.gbps)} GB/s "
+                     f"({format_fraction(self.frac_copy)} of copy)")
         for name, p in self.peers.items():
             text += f", {name} {p['median_ms']:.4f} ms (x{p['speedup']:.2f})"
         return text
+
+
+def format_rate(value: float) -> str:
+    """A rate for a table: one decimal from 1 up; below 1, three significant digits, so that a
+    slow but real rate (a CPU's G interactions/s) never prints as 0.0."""
+    return f"{value:.1f}" if abs(value) >= 1 else f"{value:.3g}"
+
+
+def format_fraction(value: float) -> str:
+    """A fraction of a ceiling: three decimals, or two significant digits below 0.01."""
+    return f"{value:.3f}" if abs(value) >= 0.01 else f"{value:.2g}"
+
+
+def bound_of(cost: Cost, ceil: dict) -> str:
+    """'compute' when the op's arithmetic intensity (flops per byte, from its cost model)
+    exceeds the device's balance (its measured FMA GFLOP/s over its measured copy GB/s), else
+    'memory'.
+
+    The roofline argument: a call takes at least max(bytes / copy rate, flops / FMA rate), and
+    the larger term is the one that bounds it; flops / bytes > fma / copy says the flop term
+    is larger. The balance is the device's own, so one op can be compute-bound on the GPU and
+    memory-bound on the CPU, or change bound with its size. The two ratios are compared
+    cross-multiplied, so a cost of zero bytes needs no division (an empty call reads as
+    'memory')."""
+    if cost.flops * ceil["copy_gbps"] > cost.bytes * ceil["fma_gflops"]:
+        return "compute"
+    return "memory"
 
 
 def _is_device(obj):
@@ -133,6 +171,9 @@ def bench(fn, *args, repeat=20, warmup=3, flush_l2=True, peers=False, **kw) -> B
     med = statistics.median(samples)
     gbps = cost.bytes / med / 1e6
     gflops = cost.flops / med / 1e6
+    unit_rate = None
+    if spec.unit is not None:
+        unit_rate = spec.unit.count(*args, **kw) / (med / 1e3) / spec.unit.scale
     array = _first_array(args)
     result = BenchResult(
         op=spec.name, variant=variant.id, variant_name=variant.name, backend=variant.backend,
@@ -143,7 +184,8 @@ def bench(fn, *args, repeat=20, warmup=3, flush_l2=True, peers=False, **kw) -> B
         median_ms=med, min_ms=min(samples), max_ms=max(samples), samples=samples,
         bytes=cost.bytes, flops=cost.flops, gbps=gbps, gflops=gflops,
         frac_copy=gbps / ceil["copy_gbps"], frac_fma=gflops / ceil["fma_gflops"],
-        l2_flushed=flushed)
+        bound=bound_of(cost, ceil), l2_flushed=flushed,
+        unit=spec.unit.name if spec.unit else None, unit_rate=unit_rate)
     if peers and on_device:
         result.peers = _time_peers(spec, args, kw, repeat, warmup, flush_l2, med, cost.bytes)
     return result

@@ -2,7 +2,7 @@
 
 from typing import Iterable
 
-from .bench import BenchResult
+from .bench import BenchResult, format_fraction, format_rate
 
 
 def _size(nbytes):
@@ -43,14 +43,37 @@ def device_table(info: dict) -> str:
 
 
 def results_table(results: Iterable[BenchResult]) -> str:
+    """One row per result. The rate columns follow each row's bound (BenchResult.bound): GB/s
+    and of copy for memory-bound rows; GFLOP/s, the op's own unit (if it has one) and of FMA for
+    compute-bound rows. A table that mixes bounds has both sets, blank where a row's bound is
+    the other: a rate that does not bound the op is not printed."""
     results = list(results)
     peer_names = sorted({p for r in results for p in r.peers})
-    header = ["id", "variant", "backend", "ms", "GB/s", "of copy"] + [f"x {p}" for p in peer_names]
+    compute_rows = [r for r in results if r.bound == "compute"]
+    # an empty table keeps the memory columns it always had
+    memory = not results or len(compute_rows) < len(results)
+    units = list(dict.fromkeys(r.unit for r in compute_rows if r.unit))
+    header = ["id", "variant", "backend", "ms"]
+    if memory:
+        header += ["GB/s", "of copy"]
+    if compute_rows:
+        header += ["GFLOP/s", *units, "of FMA"]
+    header += [f"x {p}" for p in peer_names]
     rows = []
     for r in results:
         row = [str(r.variant), r.variant_name, r.backend + (" +copies" if r.transfers_included
                                                              else ""),
-               f"{r.median_ms:.4f}", f"{r.gbps:.1f}", f"{r.frac_copy:.3f}"]
+               f"{r.median_ms:.4f}"]
+        if memory:
+            row += ([format_rate(r.gbps), format_fraction(r.frac_copy)] if r.bound == "memory"
+                    else ["", ""])
+        if compute_rows:
+            if r.bound == "compute":
+                row += [format_rate(r.gflops)]
+                row += [format_rate(r.unit_rate) if r.unit == u else "" for u in units]
+                row += [format_fraction(r.frac_fma)]
+            else:
+                row += [""] * (len(units) + 2)
         # peer ratio: >1 means gpulab is faster
         row += [f"{r.peers[p]['speedup']:.2f}" if p in r.peers else "" for p in peer_names]
         rows.append(row)

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _core
 from .. import peers as _peers
-from .._op import Cost, op
+from .._op import Cost, Unit, op
 
 # The names gpulab lifts to its top level (gl.nbody_accel, ...).
 EXPORTS = ("nbody_accel", "nbody_step", "nbody_energy", "NBody", "plummer")
@@ -85,7 +85,8 @@ def _cupy_accel(pos, mass, eps, G=1.0, **_):
 
 @op("nbody_accel", cost=_accel_cost, size=_accel_size, example=_accel_example,
     demo_size={"gpu": 16384 ** 2, "cpu": 2048 ** 2},
-    peers={"torch": _torch_accel, "cupy": _cupy_accel})
+    peers={"torch": _torch_accel, "cupy": _cupy_accel},
+    unit=Unit("G interactions/s", _accel_size))
 def nbody_accel(pos, mass, eps, G=1.0, variant=None, out=None, stream=None, block=None,
                 unroll=None, bodies=None):
     """Softened all-pairs accelerations, (N, 3) float32.

@@ -1,5 +1,7 @@
 """bench() and sweep(): what they measure, how they say it, and what they refuse."""
 
+import dataclasses
+import importlib
 import math
 
 import numpy as np
@@ -8,6 +10,12 @@ import pytest
 import gpulab as gl
 from references.saxpy import saxpy_inputs
 from gpulab import peers as gl_peers
+from gpulab._op import Cost
+from gpulab.bench import bound_of
+from gpulab.report import results_table
+
+# gl.bench is the function; the module holds the ceilings() that bench() reads
+bench_module = importlib.import_module("gpulab.bench")
 
 N = 100_003
 
@@ -28,6 +36,24 @@ def check_consistent(r, n, itemsize, repeat):
     d = r.to_dict()
     assert d["median_ms"] == r.median_ms and d["samples"] == r.samples
     assert r.op in str(r) and r.variant_name in str(r)
+    # 1 flop per 6 bytes (float32) is under any device's balance
+    assert r.bound == "memory" and r.unit is None and r.unit_rate is None
+    assert (d["bound"], d["unit"], d["unit_rate"]) == ("memory", None, None)
+    assert "GB/s" in str(r) and "of copy" in str(r)
+    assert "GFLOP/s" not in str(r) and "of FMA" not in str(r)
+
+
+def table_rows(text):
+    """results_table's text as {column: cell} per row; a blank cell reads as ''. Column edges
+    come from the dashed line under the header."""
+    lines = text.splitlines()
+    spans, start = [], 0
+    for dashes in lines[1].split("  "):
+        spans.append((start, start + len(dashes)))
+        start += len(dashes) + 2
+    cut = lambda line: [line[a:b].strip() for a, b in spans]
+    header = cut(lines[0])
+    return header, [dict(zip(header, cut(line))) for line in lines[2:]]
 
 
 def test_bench_cpu_variant():
@@ -72,6 +98,104 @@ def test_ceilings_cpu():
     assert c["threads"] == gl.build_info()["openmp_threads"]
     with pytest.raises(ValueError):
         gl.ceilings("tpu")
+
+
+# ---------------------------------------------------------------- the bound and its columns
+
+
+def test_bound_compares_intensity_with_balance():
+    balanced = {"copy_gbps": 100.0, "fma_gflops": 1000.0}  # balance 10 flop/B
+    assert bound_of(Cost(bytes=100, flops=999), balanced) == "memory"
+    assert bound_of(Cost(bytes=100, flops=1000), balanced) == "memory"  # on the ridge: not over
+    assert bound_of(Cost(bytes=100, flops=1001), balanced) == "compute"
+    # the same op moves to the other side on a device with another balance
+    cost = Cost(bytes=28 * 1000, flops=20 * 1000 ** 2)  # nbody_accel, 1000 bodies: 714 flop/B
+    assert bound_of(cost, balanced) == "compute"
+    assert bound_of(cost, {"copy_gbps": 1.0, "fma_gflops": 1e6}) == "memory"
+    assert bound_of(Cost(bytes=0, flops=1), balanced) == "compute"
+    assert bound_of(Cost(bytes=0, flops=0), balanced) == "memory"
+
+
+@pytest.mark.parametrize("copy_gbps, fma_gflops, bound", [(1000.0, 1.0, "compute"),
+                                                           (1.0, 1000.0, "memory")])
+def test_bench_takes_the_bound_from_the_ceilings_where_it_runs(monkeypatch, copy_gbps,
+                                                               fma_gflops, bound):
+    asked = []
+
+    def synthetic(where=None, refresh=False):
+        asked.append(where)
+        return {"where": where, "device": "synthetic", "copy_gbps": copy_gbps,
+                "fma_gflops": fma_gflops}
+
+    monkeypatch.setattr(bench_module, "ceilings", synthetic)
+    a, x, y = saxpy_inputs(1000, np.float32)  # 1/6 flop/B: over a balance of 0.001
+    v = next(w for w in gl.variants("saxpy") if w.backend == "cpu")
+    r = gl.bench(gl.saxpy, a, x, y, variant=v.id, repeat=1, warmup=0)
+    assert asked == ["cpu"] and r.device == "synthetic"
+    assert r.bound == bound and r.to_dict()["bound"] == bound
+
+
+def nbody_cpu_results(bodies=512):
+    # 512 bodies: 366 flop/B, over the balance of any CPU
+    pos, _, mass = gl.plummer(bodies, seed=3)
+    return [gl.bench(gl.nbody_accel, pos, mass, 0.05, variant=v.id, repeat=2, warmup=1)
+            for v in gl.variants("nbody_accel") if v.backend == "cpu"]
+
+
+def test_nbody_is_compute_bound_in_its_own_unit():
+    results = nbody_cpu_results()
+    assert results
+    for r in results:
+        assert r.bound == "compute"
+        assert r.unit == "G interactions/s"
+        assert math.isclose(r.unit_rate, 512 ** 2 / r.median_ms / 1e6, rel_tol=1e-9)
+        assert math.isclose(r.gflops, 20 * r.unit_rate, rel_tol=1e-9)
+        d = r.to_dict()
+        assert (d["bound"], d["unit"], d["unit_rate"]) == ("compute", r.unit, r.unit_rate)
+        text = str(r)
+        assert "GFLOP/s" in text and "G interactions/s" in text and "of FMA" in text
+        assert "GB/s" not in text and "of copy" not in text
+    header, rows = table_rows(results_table(results))
+    assert header == ["id", "variant", "backend", "ms", "GFLOP/s", "G interactions/s", "of FMA"]
+    for r, row in zip(results, rows):
+        assert float(row["GFLOP/s"]) > 0 and float(row["G interactions/s"]) > 0
+        assert float(row["of FMA"]) > 0
+        assert math.isclose(float(row["G interactions/s"]), r.unit_rate, rel_tol=0.06)
+
+
+def test_saxpy_table_shows_bandwidth():
+    a, x, y = saxpy_inputs(N, np.float32)
+    results = [gl.bench(gl.saxpy, a, x, y, variant=v.id, repeat=2, warmup=0)
+               for v in gl.variants("saxpy") if v.backend == "cpu"]
+    header, rows = table_rows(results_table(results))
+    assert header == ["id", "variant", "backend", "ms", "GB/s", "of copy"]
+    for r, row in zip(results, rows):
+        assert float(row["GB/s"]) > 0 and float(row["of copy"]) > 0
+        assert math.isclose(float(row["GB/s"]), r.gbps, rel_tol=0.06)
+
+
+def test_a_table_of_mixed_bounds_has_both_column_sets_with_blanks():
+    a, x, y = saxpy_inputs(N, np.float32)
+    v = next(w for w in gl.variants("saxpy") if w.backend == "cpu")
+    saxpy = gl.bench(gl.saxpy, a, x, y, variant=v.id, repeat=1, warmup=0)
+    # a row whose flops bound it and whose bytes are negligible: its GB/s must not show
+    compute = dataclasses.replace(nbody_cpu_results()[0], gbps=1e-6, frac_copy=1e-9)
+    header, rows = table_rows(results_table([saxpy, compute]))
+    assert header == ["id", "variant", "backend", "ms", "GB/s", "of copy", "GFLOP/s",
+                      "G interactions/s", "of FMA"]
+    memory_row, compute_row = rows
+    assert memory_row["GB/s"] and memory_row["of copy"]
+    assert memory_row["GFLOP/s"] == memory_row["G interactions/s"] == memory_row["of FMA"] == ""
+    assert compute_row["GB/s"] == compute_row["of copy"] == ""
+    assert compute_row["GFLOP/s"] and compute_row["G interactions/s"] and compute_row["of FMA"]
+
+
+def test_slow_rates_keep_their_digits():
+    r = dataclasses.replace(nbody_cpu_results()[0], gflops=0.0123, unit_rate=0.000615,
+                            frac_fma=0.00042)
+    _, (row,) = table_rows(results_table([r]))
+    assert (row["GFLOP/s"], row["G interactions/s"], row["of FMA"]) == ("0.0123", "0.000615",
+                                                                        "0.00042")
 
 
 def test_sweep_over_variants():

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 import gpulab as gl
-from gpulab._op import OPS
+from gpulab._op import OPS, Cost
+from gpulab.bench import bound_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -64,6 +65,52 @@ def test_main_job_json(main_job):
         assert r["min_ms"] <= r["median_ms"] <= r["max_ms"] and r["gbps"] > 0
         if r["backend"] == "cuda":
             assert r["timer"] == "cuda-events" and r["transfers_included"] is False
+        # the bound follows from the op's cost and the ceilings saved beside it
+        where = "gpu" if r["backend"] == "cuda" else "cpu"
+        assert r["bound"] == bound_of(Cost(r["bytes"], r["flops"]), meta["ceilings"][where])
+
+
+@pytest.fixture(scope="module")
+def nbody_and_saxpy(tmp_path_factory):
+    path = tmp_path_factory.mktemp("two") / "results.json"
+    proc = run("--ops", "nbody_accel,saxpy", "--scale", "0.01", "--repeat", "3", "--json",
+               str(path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout, json.loads(path.read_text())
+
+
+def section(out, op):
+    """The table the main job printed for op: its header line and its rows' cells."""
+    lines = out.split(f"\n== {op} ", 1)[1].split("\n\n", 1)[0].splitlines()
+    header = [h for h in lines[1].split("  ") if h.strip()]
+    return [h.strip() for h in header], [line.split() for line in lines[3:]]
+
+
+def test_main_job_columns_follow_the_bound(nbody_and_saxpy):
+    out, _ = nbody_and_saxpy
+    assert "== nbody_accel  (compute-bound;" in out and "== saxpy  (memory-bound;" in out
+    header, rows = section(out, "nbody_accel")
+    assert {"GFLOP/s", "G interactions/s", "of FMA"} <= set(header)
+    assert "GB/s" not in header and "of copy" not in header
+    assert rows and all(cell not in ("0.0", "0.000") for row in rows for cell in row)
+    header, rows = section(out, "saxpy")
+    assert {"GB/s", "of copy"} <= set(header)
+    assert not {"GFLOP/s", "G interactions/s", "of FMA"} & set(header)
+    assert rows and all(cell not in ("0.0", "0.000") for row in rows for cell in row)
+
+
+def test_main_job_json_has_bound_and_unit(nbody_and_saxpy):
+    _, data = nbody_and_saxpy
+    by_op = {}
+    for r in data["results"]:
+        by_op.setdefault(r["op"], []).append(r)
+    assert set(by_op) == {"nbody_accel", "saxpy"}
+    for r in by_op["nbody_accel"]:
+        assert r["bound"] == "compute" and r["unit"] == "G interactions/s"
+        assert r["unit_rate"] > 0 and r["unit_rate"] * 20 == pytest.approx(r["gflops"])
+    for r in by_op["saxpy"]:
+        assert r["bound"] == "memory"
+        assert r["unit"] is None and r["unit_rate"] is None
 
 
 def test_info_command():

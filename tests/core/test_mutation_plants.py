@@ -47,6 +47,7 @@ def test_a_plant_that_no_longer_fits_is_refused(tmp_path):
 
 
 def test_every_lab_has_a_plant():
+    assert CHECK.labs() == gl._core.labs()
     assert not CHECK.labs_without_plants()
     assert {p.lab for p in CHECK.PLANTS} <= set(gl._core.labs())
 

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from _common import done, gl, start, wanted
+from _common import done, gl, settle, start, wanted
 
 SIZES = (1, 33, 256, 300)
 EPS = 0.05
@@ -36,14 +36,17 @@ def main():
             names = sorted(v.tunables)
             for values in itertools.product(*(v.tunables[k]["values"] for k in names)):
                 kw = dict(zip(names, values))
-                close(gl.nbody_accel(dpos, dmass, EPS, variant=v.id, **kw).get(), ref,
-                      f"{v.id} {n} {kw} device")
+                got = gl.nbody_accel(dpos, dmass, EPS, variant=v.id, **kw)
+                settle()
+                close(got.get(), ref, f"{v.id} {n} {kw} device")
                 calls += 1
                 if args.inputs == "both":
-                    close(gl.nbody_accel(pos, mass, EPS, variant=v.id, **kw), ref,
-                          f"{v.id} {n} {kw} numpy")
+                    got = gl.nbody_accel(pos, mass, EPS, variant=v.id, **kw)
+                    settle()
+                    close(got, ref, f"{v.id} {n} {kw} numpy")
                     calls += 1
             p, w = gl.nbody_step(dpos, dvel, dmass, 1e-3, EPS, steps=2, variant=v.id)
+            settle()
             rp, rw = gl.nbody_step(pos, vel, mass, 1e-3, EPS, steps=2, variant=102)
             close(p.get(), rp, f"step {v.id} {n}")
             close(w.get(), rw, f"step {v.id} {n} vel")
@@ -51,6 +54,7 @@ def main():
         if args.only:
             continue
         e = gl.nbody_energy(dpos, dvel, dmass, EPS)
+        settle()
         k, u = gl.nbody_energy(pos, vel, mass, EPS, parts=True)
         if not np.isclose(e, k + u, rtol=1e-6):
             sys.exit(f"energy mismatch at n={n}")

@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 
-from _common import SIZES, done, gl, references, require, start, wanted
+from _common import KERNEL_SIZES, SIZES, done, gl, references, require, settle, start, wanted
 from gpulab._op import OPS
 
 
@@ -24,7 +24,7 @@ def main():
             if v.backend != "cuda" or not wanted(args, f"{name}:{v.id}"):
                 continue
             blocks = v.tunables.get("block", {}).get("values", [None])
-            for n in SIZES:
+            for n in (SIZES if args.inputs == "both" else KERNEL_SIZES):
                 for dtype in (np.float32, np.float64):
                     if np.dtype(dtype).name not in v.dtypes:
                         continue  # refused by design (nbody_accel is float32 only)
@@ -34,9 +34,12 @@ def main():
                     for block in blocks:
                         kw = {"variant": v.id} if block is None else {"variant": v.id,
                                                                       "block": block}
-                        runs = [("device", fn(*dev, **kw).get())]
+                        got = fn(*dev, **kw)
+                        settle()
+                        runs = [("device", got.get())]
                         if args.inputs == "both":
                             runs.append(("numpy", fn(*host, **kw)))
+                            settle()
                         for where, got in runs:
                             try:
                                 checks[name](got, *host)

@@ -7,7 +7,7 @@ float sums. Exact results (integers) checked against NumPy. See _common.py.
 
 import numpy as np
 
-from _common import SIZES, close, done, gl, start
+from _common import SIZES, close, done, gl, settle, start
 
 
 def main():
@@ -23,12 +23,14 @@ def main():
                     if (op == "sum" and dtype != np.int32) or not v.supports(op, dtype):
                         continue
                     want = getattr(np, op)(x.astype(np.int64))
-                    close(gl.reduce(gl.to_device(x), op, variant=v.id).item(), want,
-                          f"reduce {v.name} {op} {np.dtype(dtype).name} device n={n}")
+                    got = gl.reduce(gl.to_device(x), op, variant=v.id)
+                    settle()
+                    close(got.item(), want, f"reduce {v.name} {op} {np.dtype(dtype).name} device n={n}")
                     calls += 1
                     if args.inputs == "both":
-                        close(gl.reduce(x, op, variant=v.id), want,
-                              f"reduce {v.name} {op} {np.dtype(dtype).name} numpy n={n}")
+                        got = gl.reduce(x, op, variant=v.id)
+                        settle()
+                        close(got, want, f"reduce {v.name} {op} {np.dtype(dtype).name} numpy n={n}")
                         calls += 1
     done("sanitize/reduce", calls)
 

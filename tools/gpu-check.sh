@@ -15,7 +15,7 @@
 # every sanitizer tool, every benchmarks/<name>.py script runs in the bench step.
 # GPULAB_BASELINE=<another tree, built in place>: the bench step also runs each benchmark there,
 # just before this tree's, and tools/compare_benchmarks.py compares the two (before and after a
-# change, in one run).
+# change, in one run). GPULAB_BENCH="saxpy_ladder reduce_ladder": only these benchmarks.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
@@ -101,10 +101,12 @@ for step in $steps; do
     for script in benchmarks/[a-z]*.py; do
       name=$(basename "$script" .py)
       [ "$name" = common ] && continue
-      if [ -n "${GPULAB_BASELINE:-}" ]; then
+      [ -n "${GPULAB_BENCH:-}" ] && [[ " $GPULAB_BENCH " != *" $name "* ]] && continue
+      if [ -n "${GPULAB_BASELINE:-}" ] && [ -f "$GPULAB_BASELINE/benchmarks/$name.py" ]; then
         mkdir -p "$RESULTS/baseline"
         run "baseline-$name" env -C "$GPULAB_BASELINE" GPULAB_RESULTS="$RESULTS/baseline" \
-          PYTHONPATH="$GPULAB_BASELINE" python3 "benchmarks/$name.py"
+          GPULAB_COMMIT="${GPULAB_BASELINE_COMMIT:-baseline}" PYTHONPATH="$GPULAB_BASELINE" \
+          python3 "benchmarks/$name.py"
         show "baseline-$name"
       fi
       run "bench-$name" python3 "$script"

@@ -1,6 +1,7 @@
 /* gpulab.Stream and gpulab.Event: thin owners of CUDA streams and events. */
 #include "stream.h"
 
+#include <stdint.h>
 #include <structmember.h>
 
 #include "errors.h"
@@ -204,12 +205,45 @@ static PyObject *py_elapsed_ms(PyObject *module, PyObject *args) {
   return PyFloat_FromDouble(ms);
 }
 
+/* Every public entry checks for a GPU before it reads stream=, so without this the parsing of
+ * stream= could not be tested on machines without one (CI). */
+static PyObject *py_stream_handle(PyObject *module, PyObject *arg) {
+  glc_stream stream;
+  PyObject *keep = NULL;
+  if (gl_stream_arg(arg, &stream, &keep) < 0) return NULL;
+  Py_XDECREF(keep);
+  return PyLong_FromVoidPtr(stream);
+}
+
 static PyMethodDef stream_module_methods[] = {
     {"elapsed_ms", py_elapsed_ms, METH_VARARGS,
      "elapsed_ms(start, end): milliseconds between two recorded events."},
+    {"_stream_handle", py_stream_handle, METH_O,
+     "_stream_handle(stream): the cudaStream_t that stream= resolves to, as an int; raises what "
+     "an op would for a bad stream=. For tests."},
     {NULL}};
 
 /* ---------------- stream= arguments ---------------- */
+
+/* Linux maps user space below 2**47 on x86-64 and arm64 (higher only for a process that asks
+ * for it), so no cudaStream_t pointer lies above; the special handles 0, 1 and 2 lie below. */
+#define GL_USER_ADDRESS_LIMIT (1ULL << 47)
+
+int gl_stream_handle_arg(PyObject *handle, const char *argname, glc_stream *stream) {
+  int overflow = 0;
+  long long value = PyLong_AsLongLongAndOverflow(handle, &overflow);
+  if (value == -1 && PyErr_Occurred()) return -1;
+  if (overflow == 0 && value >= 0 && (unsigned long long)value < GL_USER_ADDRESS_LIMIT) {
+    *stream = (glc_stream)(uintptr_t)value;
+    return 0;
+  }
+  PyErr_Format(PyExc_ValueError,
+               "%s is %R, which can't be a CUDA stream handle: an int stream must be 0 (the "
+               "legacy default stream), 1 (cudaStreamLegacy), 2 (cudaStreamPerThread) or a "
+               "cudaStream_t pointer below 2**47, and is trusted as one, as CuPy and PyTorch do",
+               argname, handle);
+  return -1;
+}
 
 int gl_stream_arg(PyObject *arg, glc_stream *stream, PyObject **keep) {
   *keep = NULL;
@@ -222,33 +256,27 @@ int gl_stream_arg(PyObject *arg, glc_stream *stream, PyObject **keep) {
     *keep = Py_NewRef(arg);
     return 0;
   }
-  PyObject *handle = NULL;
-  if (PyLong_Check(arg)) {
-    handle = Py_NewRef(arg);
-  } else {
-    handle = PyObject_GetAttrString(arg, "cuda_stream"); /* PyTorch */
-    if (!handle) {
-      PyErr_Clear();
-      handle = PyObject_GetAttrString(arg, "ptr"); /* CuPy */
-    }
-    if (!handle || !PyLong_Check(handle)) {
-      PyErr_Clear();
-      Py_XDECREF(handle);
-      PyErr_Format(PyExc_TypeError,
-                   "stream must be None, a gpulab.Stream, an int handle or a CuPy/PyTorch "
-                   "stream, not %s",
-                   Py_TYPE(arg)->tp_name);
-      return -1;
-    }
-    *keep = Py_NewRef(arg);
+  if (PyLong_Check(arg)) return gl_stream_handle_arg(arg, "stream", stream);
+  const char *argname = "stream.cuda_stream"; /* PyTorch */
+  PyObject *handle = PyObject_GetAttrString(arg, "cuda_stream");
+  if (!handle) {
+    PyErr_Clear();
+    argname = "stream.ptr"; /* CuPy */
+    handle = PyObject_GetAttrString(arg, "ptr");
   }
-  *stream = PyLong_AsVoidPtr(handle);
-  Py_DECREF(handle);
-  if (PyErr_Occurred()) {
-    Py_CLEAR(*keep);
+  if (!handle || !PyLong_Check(handle)) {
+    PyErr_Clear();
+    Py_XDECREF(handle);
+    PyErr_Format(PyExc_TypeError,
+                 "stream must be None, a gpulab.Stream, an int handle (trusted as a "
+                 "cudaStream_t) or a CuPy/PyTorch stream, not %s",
+                 Py_TYPE(arg)->tp_name);
     return -1;
   }
-  return 0;
+  int rc = gl_stream_handle_arg(handle, argname, stream);
+  Py_DECREF(handle);
+  if (rc == 0) *keep = Py_NewRef(arg);
+  return rc;
 }
 
 int gl_stream_init(PyObject *module) {

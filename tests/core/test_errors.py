@@ -1,5 +1,6 @@
 """Bad arguments are rejected with a TypeError or ValueError that names the argument, before
-anything runs (an out= given to a rejected call keeps its NaN poison).
+anything runs (an out= given to a rejected call keeps its NaN poison); so are stream handles that
+can never be a CUDA stream.
 
 CPU variants are checked everywhere; CUDA variants (with NumPy and with device operands) where a
 GPU is present."""
@@ -10,7 +11,9 @@ import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import CudaView, poisoned, variant_params, variant_where_params
+from conftest import (GPU, CudaView, poisoned, to_device_args, variant_params,
+                      variant_where_params)
+from gpulab._op import OPS
 
 N = 64
 
@@ -368,3 +371,178 @@ def test_matadd_bad_out(v, where):
     with pytest.raises(TypeError) as e:
         gl.matadd([[1.0]], put(mat()), variant=v.id)
     names(e, "A")
+
+
+# ---------------------------------------------------------------- stream=: impossible handles
+#
+# An int stream is trusted as a cudaStream_t, but one below 0 or from 2**47 up (past the user
+# address space) can never be one, and CUDA would dereference it: gl_stream_arg refuses it with
+# a ValueError that names stream, before any CUDA call. Every entry checks for a GPU before it
+# reads stream=, so without a GPU those entries raise NoDeviceError first, and CPU variants
+# refuse any stream; gl._core._stream_handle runs the parser alone, on every machine.
+
+# 2**64 and -2**63 - 1 overflow 64 bits on their way in and -2**63 only just fits: for these
+# three an OverflowError that names stream would do as well.
+REFUSED_STREAM_INTS = [-1, -5, 2**47, 2**64 - 1, 2**64, -2**63, -2**63 - 1]
+
+
+def refusal(bad):
+    """What a refused int raises; where it overflows 64 bits OverflowError is fine too."""
+    return ValueError if -2**63 < bad < 2**64 else (ValueError, OverflowError)
+
+
+class TorchLikeStream:
+    def __init__(self, handle):
+        self.cuda_stream = handle
+
+
+class CupyLikeStream:
+    def __init__(self, handle):
+        self.ptr = handle
+
+
+STREAM_FORMS = {"int": lambda h: h, "torch": TorchLikeStream, "cupy": CupyLikeStream}
+
+
+def refused_streams():
+    """(stream, what it raises) for every refused int, as an int and inside PyTorch- and
+    CuPy-style stream objects."""
+    return [(form(bad), refusal(bad)) for bad in REFUSED_STREAM_INTS
+            for form in STREAM_FORMS.values()]
+
+
+@pytest.mark.parametrize("form", STREAM_FORMS)
+@pytest.mark.parametrize("bad", REFUSED_STREAM_INTS, ids=str)
+def test_stream_parser_refuses_impossible_handles(bad, form):
+    with pytest.raises(refusal(bad)) as e:
+        gl._core._stream_handle(STREAM_FORMS[form](bad))
+    names(e, "stream")
+    if e.type is ValueError:
+        assert "trusted" in str(e.value)  # says which ints it takes on trust
+
+
+@pytest.mark.parametrize("form", STREAM_FORMS)
+def test_stream_parser_keeps_possible_handles(form):
+    for handle in (0, 1, 2, 0x7F12_3456_7000, 2**47 - 1):
+        assert gl._core._stream_handle(STREAM_FORMS[form](handle)) == handle
+
+
+def test_stream_parser_wrong_types():
+    for bad in ("stream", 1.5, object(), np.int64(0), [0], TorchLikeStream("x"),
+                CupyLikeStream(1.5)):
+        with pytest.raises(TypeError) as e:
+            gl._core._stream_handle(bad)
+        names(e, "stream")
+        assert "trusted" in str(e.value)
+
+
+STREAM_OPS = [*OPS, "nbody_step", "nbody_energy"]
+
+
+def stream_op(name):
+    """(function, NumPy arguments of a small valid call, the ladder its variant= picks from)."""
+    if name in OPS:
+        args = OPS[name].__gpulab_op__.example(33, np.random.default_rng(0))
+        return OPS[name], args, name
+    pos, vel, mass = gl.plummer(33, seed=1)
+    if name == "nbody_step":
+        return gl.nbody_step, (pos, vel, mass, 1e-3, 0.05), "nbody_accel"
+    return gl.nbody_energy, (pos, vel, mass, 0.05), None
+
+
+@pytest.mark.parametrize("name", STREAM_OPS)
+def test_impossible_stream_default_variant(name):
+    """gl.norm2(np.ones(33, np.float32), stream=-5) and its like: a ValueError on every
+    machine (the CUDA variant refuses the handle; without a GPU, the CPU variant any stream)."""
+    fn, args, _ = stream_op(name)
+    for stream, error in refused_streams():
+        with pytest.raises(error) as e:
+            fn(*args, stream=stream)
+        names(e, "stream")
+
+
+def stream_variant_params(backend):
+    """(op name, variant) for every variant of the backend of every op that has variants."""
+    return [pytest.param(name, v, id=f"{name}-{v.id}-{v.name}")
+            for name in STREAM_OPS if stream_op(name)[2]
+            for v in gl.variants(stream_op(name)[2]) if v.backend == backend]
+
+
+@pytest.mark.parametrize("name, v", stream_variant_params("cpu"))
+def test_impossible_stream_cpu_variant(name, v):
+    fn, args, _ = stream_op(name)
+    for stream, _ in refused_streams():
+        with pytest.raises(ValueError) as e:
+            fn(*args, variant=v.id, stream=stream)
+        names(e, "stream")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("where", ["numpy", "device"])
+@pytest.mark.parametrize("name, v", stream_variant_params("cuda"))
+def test_impossible_stream_cuda_variant(name, v, where):
+    fn, args, _ = stream_op(name)
+    args = to_device_args(args) if where == "device" else args
+    for stream, error in refused_streams():
+        with pytest.raises(error) as e:
+            fn(*args, variant=v.id, stream=stream)
+        names(e, "stream")
+    fn(*args, variant=v.id)  # and the library still works
+    gl.synchronize()
+
+
+def stream_entries():
+    """Every entry besides the ops that takes a stream: name -> call(stream)."""
+    x = vec()
+    return {
+        "Event.record": lambda s: gl.Event().record(stream=s),
+        "synchronize": lambda s: gl.synchronize(s),  # it takes no keywords (yet)
+        "to_device": lambda s: gl.to_device(x, stream=s),
+        "empty": lambda s: gl.empty((4,), stream=s),
+        "zeros": lambda s: gl.zeros((4,), stream=s),
+        "DeviceArray.get": lambda s: gl.to_device(x).get(stream=s),
+        "as_device": lambda s: gl.as_device(gl.to_device(x), stream=s),
+    }
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("entry", list(stream_entries()))
+def test_impossible_stream_other_entries(entry):
+    call = stream_entries()[entry]
+    for stream, error in refused_streams():
+        with pytest.raises(error) as e:
+            call(stream)
+        names(e, "stream")
+    call(None)
+    gl.synchronize()
+
+
+@pytest.mark.skipif(GPU, reason="what a machine without a GPU shows")
+@pytest.mark.parametrize("entry", list(stream_entries()))
+def test_impossible_stream_without_gpu(entry):
+    """The GPU check comes first, so nothing reaches CUDA: NoDeviceError."""
+    for stream, _ in refused_streams():
+        with pytest.raises(gl.NoDeviceError):
+            stream_entries()[entry](stream)
+
+
+@pytest.mark.skipif(GPU, reason="what a machine without a GPU shows")
+@pytest.mark.parametrize("name", [n for n in STREAM_OPS if stream_op(n)[2]])
+def test_impossible_stream_cuda_variant_without_gpu(name):
+    fn, args, ladder = stream_op(name)
+    v = next(v for v in gl.variants(ladder) if v.backend == "cuda")
+    for stream, _ in refused_streams():
+        with pytest.raises(gl.NoDeviceError):
+            fn(*args, variant=v.id, stream=stream)
+
+
+@pytest.mark.gpu
+def test_possible_streams_still_work():
+    s = gl.Stream()
+    x, y = vec(seed=1), vec(seed=2)
+    want = gl.saxpy(2.0, x, y)
+    dx, dy = gl.to_device(x), gl.to_device(y)
+    for stream in (0, 1, 2, s, s.handle, TorchLikeStream(s.handle), CupyLikeStream(s.handle)):
+        got = gl.saxpy(2.0, dx, dy, stream=stream)
+        gl.synchronize(stream)
+        assert got.get().tobytes() == want.tobytes()

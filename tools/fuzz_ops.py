@@ -58,7 +58,7 @@ import numpy as np
 import gpulab as gl
 from gpulab._op import OPS
 
-OUTCOMES = ("ok", "TypeError", "ValueError", "OverflowError", "NoDeviceError", "known")
+OUTCOMES = ("ok", "TypeError", "ValueError", "OverflowError", "NoDeviceError")
 FULL_REPORTS = 10  # failures printed with their traceback; later ones get one line
 MAX_FAILURES = 100  # then the run stops: after a sticky CUDA error every call would fail
 
@@ -73,37 +73,6 @@ BODIES = (0, 1, 2, 3, 16, 31, 32, 33, 64, 65)
 # Ints that can never be a CUDA stream (gl_stream_arg refuses them with ValueError).
 REFUSED_STREAM_INTS = (-1, -5, -2**31, -2**63, -2**63 - 1, 2**47, 2**48, 2**63, 2**64 - 1, 2**64,
                        2**100)
-
-
-# ---------------------------------------------------------------- known issues
-
-
-class Known:
-    """A contract violation that this fuzz finds and whose fix lies outside it: counted as
-    "known" and shown once, not as a failure (unless --strict). `matches(error, target, values)`
-    must recognise it narrowly, so that nothing else hides behind it."""
-
-    def __init__(self, name, what, matches):
-        self.name, self.what, self.matches = name, what, matches
-
-
-def _has_int_beyond(values, bits):
-    return any(type(v) is int and abs(v) >= 2**bits for v in values)
-
-
-KNOWN = (
-    Known("overflow-real",
-          "an int beyond the double range given for a real argument (a, eps, dt, G) raises "
-          "OverflowError('int too large to convert to float'), which names no argument "
-          "(PyFloat_AsDouble in csrc/labs/saxpy/saxpy.c and in nb_real, csrc/labs/nbody/nbody.c)",
-          lambda e, target, values: type(e) is OverflowError
-          and str(e) == "int too large to convert to float" and _has_int_beyond(values, 1024)),
-    Known("overflow-steps",
-          "nbody_step(steps=n) with n outside 64 bits raises OverflowError('int too big to "
-          "convert'), which names no argument (PyLong_AsLongLong in csrc/labs/nbody/nbody.c)",
-          lambda e, target, values: type(e) is OverflowError and target.name == "nbody_step"
-          and str(e) == "int too big to convert" and _has_int_beyond(values, 63)),
-)
 
 
 # ---------------------------------------------------------------- odd objects
@@ -299,10 +268,8 @@ def pick(rng, options):
 class Fuzzer:
     """Makes the calls, checks their outcomes and counts them."""
 
-    def __init__(self, seed, only=None, verbose=False, state=None, strict=False):
+    def __init__(self, seed, only=None, verbose=False, state=None):
         self.seed, self.verbose, self.state = seed, verbose, state
-        self.known = () if strict else KNOWN
-        self.known_seen = Counter()
         self.gpu = gl.cuda_available()
         self.targets = {k: v for k, v in targets().items() if not only or k in only}
         self.names = list(self.targets)
@@ -577,22 +544,8 @@ class Fuzzer:
         gl.synchronize(0)
         gl.synchronize(2)
 
-    def classify(self, error, target, values):
-        """The outcome's name, or None for a failure."""
-        outcome = self.documented(error, target)
-        if outcome:
-            return outcome
-        for known in self.known:
-            if known.matches(error, target, values):
-                self.known_seen[known.name] += 1
-                if self.known_seen[known.name] == 1:
-                    print(f"fuzz_ops: known issue {known.name}, first seen in call #{self.index} "
-                          f"(seed {self.seed}): {self.text}: {type(error).__name__}: {error}",
-                          flush=True)
-                return "known"
-        return None
-
     def documented(self, error, target):
+        """The outcome's name, or None for a failure."""
         if isinstance(error, gl.NoDeviceError):
             return None if self.gpu else "NoDeviceError"
         if isinstance(error, gl.CudaError):
@@ -631,7 +584,7 @@ class Fuzzer:
             target.fn(*args, **kwargs)
             outcome = "ok"
         except Exception as error:  # noqa: BLE001 - what comes out is what is checked
-            outcome = self.classify(error, target, values)
+            outcome = self.documented(error, target)
             if outcome is None:
                 self.fail(index, text, traceback.format_exc())
         del args, kwargs, values
@@ -693,7 +646,7 @@ def replay_command(seed, index):
 
 def tally(counts):
     return ", ".join(f"{k}={counts[k]}" for k in OUTCOMES
-                     if counts[k] or k not in ("OverflowError", "known"))
+                     if counts[k] or k != "OverflowError")
 
 
 def summary(counts, calls):
@@ -705,7 +658,7 @@ def work(opts, state=None):
     faulthandler.enable()
     warnings.simplefilter("ignore")
     np.seterr(all="ignore")
-    fuzzer = Fuzzer(opts.seed, opts.only, opts.verbose, state, opts.strict)
+    fuzzer = Fuzzer(opts.seed, opts.only, opts.verbose, state)
     where = "a GPU" if fuzzer.gpu else f"no GPU ({gl._core._gpu_status()})"
     print(f"fuzz_ops: seed {opts.seed}, calls {opts.start}..{opts.start + opts.calls - 1}, "
           f"{where}; gpulab from {os.path.dirname(gl.__file__)}; targets: "
@@ -733,10 +686,6 @@ def work(opts, state=None):
         gl.synchronize()
         print(f"fuzz_ops: device pool in use: {pool0} bytes before the calls, "
               f"{gl.pool_usage()['used']} after (for information)", flush=True)
-    for known in KNOWN:
-        if fuzzer.known_seen[known.name]:
-            print(f"fuzz_ops: known issue {known.name} ({fuzzer.known_seen[known.name]} calls, "
-                  f"not counted as failures; --strict counts them): {known.what}", flush=True)
     print(f"fuzz_ops: {summary(fuzzer.counts, made)} in {elapsed:.1f} s; health check "
           f"{'FAILED' if problems else 'ok'}", flush=True)
     return 1 if fuzzer.failures or problems else 0
@@ -810,8 +759,6 @@ def main(argv=None):
                         help="a call that runs longer than this many seconds is a hang (120)")
     parser.add_argument("--in-process", action="store_true",
                         help="run the calls in this process, without the crash guard")
-    parser.add_argument("--strict", action="store_true",
-                        help="count the known issues (KNOWN) as failures too")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every call")
     parser.add_argument("--worker-state", help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)

@@ -67,7 +67,8 @@ for step in $steps; do
     show import
     ;;
   test)
-    run pytest python3 -m pytest -q -rs
+    # The full fuzz is the fuzz step's, with its log: not twice.
+    run pytest python3 -m pytest -q -rs --deselect tests/core/test_fuzz.py::test_fuzz_full
     show pytest
     ;;
   sanitize)
@@ -84,7 +85,7 @@ for step in $steps; do
     grep " sanitize-" "$LOGS/steps.txt" | sort
     ;;
   fuzz)
-    run fuzz python3 tools/fuzz_ops.py --calls 100000 --seed 2026
+    run fuzz python3 tools/fuzz_ops.py --calls 100000 --seed 2  # test_fuzz_full's
     show fuzz
     ;;
   mutation)

@@ -129,6 +129,38 @@ int gl_shape_arg(PyObject *arg, int *ndim, Py_ssize_t *shape, Py_ssize_t *size) 
   return 0;
 }
 
+int gl_real_arg(PyObject *obj, const char *argname, double *value) {
+  if (!gl_is_real_scalar(obj)) {
+    PyErr_Format(PyExc_TypeError, "%s must be a real number, not %s", argname,
+                 Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  *value = PyFloat_AsDouble(obj);
+  if (*value != -1.0 || !PyErr_Occurred()) return 0;
+  if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "%s is too large for a double, got %R", argname, obj);
+  }
+  return -1;
+}
+
+int gl_int64_arg(PyObject *obj, const char *argname, long long *value) {
+  if (!PyIndex_Check(obj) || PyBool_Check(obj)) {
+    PyErr_Format(PyExc_TypeError, "%s must be an int, not %s", argname, Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  PyObject *index = PyNumber_Index(obj);
+  if (!index) return -1;
+  int overflow = 0;
+  *value = PyLong_AsLongLongAndOverflow(index, &overflow);
+  Py_DECREF(index);
+  if (overflow) {
+    PyErr_Format(PyExc_ValueError, "%s must fit in 64 bits, got %R", argname, obj);
+    return -1;
+  }
+  return *value == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
 int gl_is_real_scalar(PyObject *obj) {
   return PyFloat_Check(obj) || PyLong_Check(obj) || PyArray_IsScalar(obj, Integer) ||
          PyArray_IsScalar(obj, Floating) || PyArray_IsScalar(obj, Bool);

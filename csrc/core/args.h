@@ -25,6 +25,12 @@ int gl_check_ndim(int ndim, int want, const char *argname);
 PyObject *gl_shape_tuple(int ndim, const Py_ssize_t *shape);
 /* A Python or NumPy real scalar (int, float, bool), not complex, not an array. */
 int gl_is_real_scalar(PyObject *obj);
+/* *value = a real scalar argument as a double: TypeError for anything else, ValueError naming the
+ * argument for an int too large for a double. Returns 0 or -1. */
+int gl_real_arg(PyObject *obj, const char *argname, double *value);
+/* *value = an int argument as a long long: TypeError for anything else (bool too), ValueError
+ * naming the argument outside 64 bits. Returns 0 or -1. */
+int gl_int64_arg(PyObject *obj, const char *argname, long long *value);
 /* Parses a shape argument (int or sequence of ints). */
 int gl_shape_arg(PyObject *arg, int *ndim, Py_ssize_t *shape, Py_ssize_t *size);
 

@@ -6,6 +6,7 @@
 #include "dlpack.h"
 #include "errors.h"
 #include "runtime.h"
+#include "stream.h"
 
 /* ---- CUDA Array Interface ---- */
 
@@ -116,15 +117,22 @@ PyObject *gl_devarray_dlpack(gl_DeviceArrayObject *self, PyObject *args, PyObjec
   if (copy == Py_True)
     return PyErr_Format(PyExc_BufferError,
                         "gpulab exports without copying; copy=True is not supported");
-  /* The array API's stream: None means the legacy default stream, -1 means no ordering. */
-  long long consumer = 1;
+  /* The array API's stream: None means the legacy default stream (1), -1 no ordering, any other
+   * int the consumer's stream, which must be one that can exist (stream.h). */
+  int ordered = 1;
+  glc_stream consumer = (glc_stream)(intptr_t)1;
   if (stream_obj != Py_None) {
-    consumer = PyLong_AsLongLong(stream_obj);
-    if (consumer == -1 && PyErr_Occurred()) return NULL;
+    if (!PyLong_Check(stream_obj))
+      return PyErr_Format(PyExc_TypeError, "stream must be None or an int, not %s",
+                          Py_TYPE(stream_obj)->tp_name);
+    int overflow = 0;
+    ordered = !(PyLong_AsLongLongAndOverflow(stream_obj, &overflow) == -1 && !overflow);
+    if (PyErr_Occurred()) return NULL;
+    if (ordered && gl_stream_handle_arg(stream_obj, "stream", &consumer) < 0) return NULL;
   }
-  if (consumer != -1) {
+  if (ordered) {
     if (gl_require_gpu(NULL) < 0) return NULL;
-    int code = gl_order_streams(self->stream, (glc_stream)(intptr_t)consumer);
+    int code = gl_order_streams(self->stream, consumer);
     if (code) return gl_raise_cuda(code);
   }
   export_ctx *ctx = PyMem_RawCalloc(1, sizeof *ctx);

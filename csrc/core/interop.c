@@ -77,8 +77,10 @@ static gl_DeviceArrayObject *from_cai(PyObject *obj, PyObject *cai, const char *
   for (int i = 0; i < ndim; i++) size *= dims[i];
   if (size && check_pointer_on_device(ptr, argname) < 0) return NULL;
   if (producer && producer != Py_None) {
-    glc_stream producer_stream = PyLong_AsVoidPtr(producer);
-    if (PyErr_Occurred()) return NULL;
+    glc_stream producer_stream;
+    if (gl_stream_handle_arg(producer, "the stream of its __cuda_array_interface__",
+                             &producer_stream) < 0)
+      return NULL;
     int code = gl_order_streams(producer_stream, stream);
     if (code) return (gl_DeviceArrayObject *)gl_raise_cuda(code);
   }

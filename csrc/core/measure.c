@@ -100,10 +100,12 @@ static PyObject *py_cpu_copy(PyObject *m, PyObject *args) {
   Py_RETURN_NONE;
 }
 
-/* _synchronize(stream=None) */
-static PyObject *py_synchronize(PyObject *m, PyObject *args) {
+/* synchronize(stream=None) */
+static PyObject *py_synchronize(PyObject *m, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"stream", NULL};
   PyObject *stream_obj = Py_None, *keep = NULL;
-  if (!PyArg_ParseTuple(args, "|O:synchronize", &stream_obj)) return NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:synchronize", kwlist, &stream_obj))
+    return NULL;
   if (gl_require_gpu(NULL) < 0) return NULL;
   glc_stream stream;
   if (gl_stream_arg(stream_obj, &stream, &keep) < 0) return NULL;
@@ -155,7 +157,7 @@ PyMethodDef gl_measure_methods[] = {
     {"_memset", py_memset, METH_VARARGS, "Fill a device array's bytes (cudaMemsetAsync)."},
     {"_cpu_fma_loop", py_cpu_fma_loop, METH_O, "FP32 FMA loop on every CPU thread; its flops."},
     {"_cpu_copy", py_cpu_copy, METH_VARARGS, "OpenMP memcpy between NumPy arrays."},
-    {"synchronize", py_synchronize, METH_VARARGS,
+    {"synchronize", (PyCFunction)(void (*)(void))py_synchronize, METH_VARARGS | METH_KEYWORDS,
      "synchronize(stream=None): wait (without the GIL) for the stream's work."},
     {"pool_usage", py_pool_usage, METH_NOARGS,
      "Bytes of the device memory pool: {'used': held by arrays and gpulab's scratch, 'cached': "

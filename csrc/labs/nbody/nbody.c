@@ -130,12 +130,7 @@ static int nb_operands_check(nb_operands *o, PyObject *const *objs, PyObject *st
 
 /* A finite real scalar argument. */
 static int nb_real(PyObject *obj, const char *name, double *value) {
-  if (!gl_is_real_scalar(obj))
-    return PyErr_Format(PyExc_TypeError, "%s must be a real number, not %s", name,
-                        Py_TYPE(obj)->tp_name),
-           -1;
-  *value = PyFloat_AsDouble(obj);
-  if (*value == -1.0 && PyErr_Occurred()) return -1;
+  if (gl_real_arg(obj, name, value) < 0) return -1;
   if (!isfinite(*value))
     return PyErr_Format(PyExc_ValueError, "%s must be finite, got %R", name, obj), -1;
   return 0;
@@ -339,12 +334,7 @@ static PyObject *py_nbody_step(PyObject *m, PyObject *const *args, Py_ssize_t na
   if (nb_operands_check(&o, args, args[8]) < 0 || nb_real(args[3], "dt", &dt) < 0 ||
       nb_eps2(args[4], &eps2) < 0 || nb_real(args[6], "G", &G) < 0)
     goto done;
-  if (!PyIndex_Check(args[5]) || PyBool_Check(args[5])) {
-    PyErr_Format(PyExc_TypeError, "steps must be an int, not %s", Py_TYPE(args[5])->tp_name);
-    goto done;
-  }
-  steps = PyLong_AsLongLong(args[5]);
-  if (steps == -1 && PyErr_Occurred()) goto done;
+  if (gl_int64_arg(args[5], "steps", &steps) < 0) goto done;
   if (steps < 0) {
     PyErr_Format(PyExc_ValueError, "steps must be >= 0, got %lld", steps);
     goto done;

@@ -24,11 +24,8 @@ static const gl_ew_op saxpy_op = {&gl_ladder_saxpy, 2,          {"x", "y"}, 1,
 /* saxpy(a, x, y, variant, out, stream, block), all positional: the Python API fills them in. */
 static PyObject *py_saxpy(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 7) return PyErr_Format(PyExc_TypeError, "_core.saxpy takes 7 positional arguments");
-  if (!gl_is_real_scalar(args[0]))
-    return PyErr_Format(PyExc_TypeError, "a must be a real number, not %s",
-                        Py_TYPE(args[0])->tp_name);
-  double a = PyFloat_AsDouble(args[0]);
-  if (a == -1.0 && PyErr_Occurred()) return NULL;
+  double a;
+  if (gl_real_arg(args[0], "a", &a) < 0) return NULL;
   return gl_ew_run(&saxpy_op, args + 1, args[3], args[4], args[5], args[6], &a);
 }
 

@@ -82,7 +82,11 @@ class BuildCore(build_ext):
                 if os.path.isdir(os.path.join(cuda_home, lib)):
                     ext.library_dirs.append(os.path.join(cuda_home, lib))
             ext.libraries.extend(CUDA_LIBS)
-            ext.extra_objects.extend(self.compile_cuda(nvcc, flags, ext))
+            objects = self.compile_cuda(nvcc, flags, ext)
+            ext.extra_objects.extend(objects)
+            # build_ext relinks only when a source or a dependency is newer than the extension:
+            # a recompiled CUDA object must count, or a change to a .cu file never reaches _core.
+            ext.depends.extend(objects)
         else:
             banner = "!" * 78
             print(f"\n{banner}\nWARNING: nvcc not found (PATH, CUDA_HOME). Building gpulab WITHOUT CUDA:\n"

@@ -18,6 +18,7 @@ goes to FILE (default: $GPULAB_RESULTS or benchmarks/results/, mutation_check.js
 import argparse
 import concurrent.futures
 import dataclasses
+import glob
 import json
 import os
 import re
@@ -133,6 +134,11 @@ def build(tree, log):
     return seconds, done.stdout.count("nvcc ")
 
 
+def core_mtime(tree):
+    found = glob.glob(os.path.join(tree, "gpulab", "_core*.so"))
+    return max(os.path.getmtime(p) for p in found) if found else 0.0
+
+
 def run_sanitizer(tree, tool, driver, log, exact=True):
     env = dict(os.environ, PYTHONPATH=tree, GPULAB_EXACT_ALLOC="1" if exact else "0",
                PYTHONUNBUFFERED="1")
@@ -175,7 +181,10 @@ def check_plant(base, work, plant):
     tree = os.path.join(work, plant.name)
     copy_tree(base, tree, leave_out=("__pycache__",))
     plant_into(tree, plant)
+    before = core_mtime(tree)
     build_s, nvcc_runs = build(tree, os.path.join(work, f"{plant.name}.build.log"))
+    if core_mtime(tree) <= before:  # else the run below would test the unplanted library
+        raise RuntimeError(f"{plant.name}: the build did not relink gpulab/_core")
     result = run_sanitizer(tree, plant.tool, plant.driver, os.path.join(work, f"{plant.name}.log"))
     # For the record, not for the verdict: what the same run sees without exact allocation mode.
     normal = run_sanitizer(tree, plant.tool, plant.driver,

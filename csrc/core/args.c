@@ -77,6 +77,23 @@ PyObject *gl_shape_tuple(int ndim, const Py_ssize_t *shape) {
   return t;
 }
 
+int gl_check_extent(int ndim, const Py_ssize_t *shape, Py_ssize_t itemsize, const char *argname) {
+  Py_ssize_t bytes = itemsize > 0 ? itemsize : 1;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0) {
+      PyErr_Format(PyExc_ValueError, "%s has a negative dimension (%zd in axis %d)", argname,
+                   shape[i], i);
+      return -1;
+    }
+    if (shape[i] && bytes > PY_SSIZE_T_MAX / shape[i]) {
+      PyErr_Format(PyExc_ValueError, "%s is too large: its bytes overflow", argname);
+      return -1;
+    }
+    bytes = shape[i] ? bytes * shape[i] : bytes;
+  }
+  return 0;
+}
+
 int gl_check_same_shape(int ndim_a, const Py_ssize_t *shape_a, int ndim_b,
                         const Py_ssize_t *shape_b, const char *name_a, const char *name_b) {
   int same = ndim_a == ndim_b;

@@ -23,6 +23,9 @@ int gl_check_dtype_in(PyArray_Descr *dtype, unsigned dtype_mask, const char *arg
 /* ValueError unless ndim is want (want -1: any). */
 int gl_check_ndim(int ndim, int want, const char *argname);
 PyObject *gl_shape_tuple(int ndim, const Py_ssize_t *shape);
+/* ValueError naming the argument unless every dimension is >= 0 and the bytes of the whole
+ * array fit a Py_ssize_t: what a foreign array's interface says is checked before it is used. */
+int gl_check_extent(int ndim, const Py_ssize_t *shape, Py_ssize_t itemsize, const char *argname);
 /* A Python or NumPy real scalar (int, float, bool), not complex, not an array. */
 int gl_is_real_scalar(PyObject *obj);
 /* *value = a real scalar argument as a double: TypeError for anything else, ValueError naming the

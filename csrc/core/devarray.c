@@ -2,6 +2,8 @@
  * from another library. */
 #include "devarray.h"
 
+#include <stdint.h>
+
 #include "args.h"
 #include "device_memory.h"
 #include "devarray_export.h"
@@ -94,6 +96,14 @@ int gl_check_device_array(gl_DeviceArrayObject *a, const char *argname, int ndim
   }
   if (writeable && a->readonly) {
     PyErr_Format(PyExc_ValueError, "%s is read-only", argname);
+    return -1;
+  }
+  /* Every kernel addresses whole elements; a view that starts inside one (a foreign array's
+   * interface may say so) would fault, and that fault would end CUDA for the process. */
+  const Py_ssize_t itemsize = PyDataType_ELSIZE(a->dtype);
+  if (a->size && itemsize > 1 && (uintptr_t)a->ptr % (uintptr_t)itemsize) {
+    PyErr_Format(PyExc_ValueError, "%s starts at %p, which is not aligned to its %zd-byte elements",
+                 argname, a->ptr, itemsize);
     return -1;
   }
   return 0;

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "args.h"
 #include "dlpack.h"
 #include "errors.h"
 #include "runtime.h"
@@ -73,19 +74,27 @@ static gl_DeviceArrayObject *from_cai(PyObject *obj, PyObject *cai, const char *
   if (PyErr_Occurred()) return NULL;
   int readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
   if (readonly < 0) return NULL;
-  Py_ssize_t size = 1;
-  for (int i = 0; i < ndim; i++) size *= dims[i];
-  if (size && check_pointer_on_device(ptr, argname) < 0) return NULL;
-  if (producer && producer != Py_None) {
-    glc_stream producer_stream;
-    if (gl_stream_handle_arg(producer, "the stream of its __cuda_array_interface__",
-                             &producer_stream) < 0)
-      return NULL;
-    int code = gl_order_streams(producer_stream, stream);
-    if (code) return (gl_DeviceArrayObject *)gl_raise_cuda(code);
-  }
   PyArray_Descr *descr = gl_descr_from_typestr(typestr);
   if (!descr) return NULL;
+  if (gl_check_extent(ndim, dims, PyDataType_ELSIZE(descr), argname) < 0) {
+    Py_DECREF(descr);
+    return NULL;
+  }
+  Py_ssize_t size = 1;
+  for (int i = 0; i < ndim; i++) size *= dims[i];
+  glc_stream producer_stream = NULL;
+  int ordered = producer && producer != Py_None;
+  if ((size && check_pointer_on_device(ptr, argname) < 0) ||
+      (ordered && gl_stream_handle_arg(producer, "the stream of its __cuda_array_interface__",
+                                       &producer_stream) < 0)) {
+    Py_DECREF(descr);
+    return NULL;
+  }
+  int code = ordered ? gl_order_streams(producer_stream, stream) : 0;
+  if (code) {
+    Py_DECREF(descr);
+    return (gl_DeviceArrayObject *)gl_raise_cuda(code);
+  }
   gl_DeviceArrayObject *a =
       gl_devarray_wrap(ptr, ndim, dims, has_strides ? byte_strides : NULL, descr, 0, readonly, obj);
   Py_DECREF(descr);
@@ -142,6 +151,10 @@ static gl_DeviceArrayObject *wrap_dltensor(gl_DLTensor *t, int readonly, PyObjec
   for (int i = 0; i < t->ndim; i++) {
     shape[i] = (Py_ssize_t)t->shape[i];
     if (t->strides) strides[i] = (Py_ssize_t)t->strides[i] * PyDataType_ELSIZE(descr);
+  }
+  if (gl_check_extent(t->ndim, shape, PyDataType_ELSIZE(descr), argname) < 0) {
+    Py_DECREF(descr);
+    return NULL;
   }
   gl_DeviceArrayObject *a =
       gl_devarray_wrap((char *)t->data + t->byte_offset, t->ndim, shape,

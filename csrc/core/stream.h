@@ -25,9 +25,10 @@ int gl_stream_init(PyObject *module);
  * one. Ints below 0 or from 2**47 up (past the user address space of x86-64 and arm64) are
  * refused with a ValueError that names stream. Any other int is trusted as a cudaStream_t, as
  * CuPy and PyTorch do: 0 (legacy default stream), 1 (cudaStreamLegacy), 2
- * (cudaStreamPerThread) or a pointer, where a wild one still crashes inside CUDA. *keep
- * receives a new reference to the object that keeps the stream alive, or NULL. Returns 0, or
- * -1 with TypeError or ValueError set. */
+ * (cudaStreamPerThread) or a pointer, where a wild one still crashes inside CUDA. A trusted
+ * stream must outlive the arrays used on it: an array's memory is freed ordered on the last
+ * stream that used it. *keep receives a new reference to the object that keeps the stream
+ * alive, or NULL. Returns 0, or -1 with TypeError or ValueError set. */
 int gl_stream_arg(PyObject *arg, glc_stream *stream, PyObject **keep);
 /* An int stream handle (handle is a Python int) by the same rule, for handles that arrive by
  * other ways, such as the stream of a __cuda_array_interface__; the ValueError names argname.

@@ -62,12 +62,22 @@ def _host_timed(call, repeat):
     return samples
 
 
+def _wait_for_allocations():
+    """Device arrays come from the stream-ordered pool on the library's stream, which the legacy
+    default stream of the raw cudaMemcpy rows does not wait for: until the library's stream has
+    caught up, a raw copy could touch memory whose allocation (or an earlier user's free) is
+    still pending there. compute-sanitizer's initcheck saw such a copy read "uninitialized"
+    memory (benchmarks/NOTES.md)."""
+    _core.synchronize()
+
+
 def _copy_rows(direction, memory, nbytes, repeat):
     """gpulab's own path and raw cudaMemcpy over the same buffers, in the same run."""
     expected = _pattern(nbytes)
     if direction == "d2d":
         src = _core.empty(nbytes, dtype=np.uint8)
         dst = _core.empty(nbytes, dtype=np.uint8)
+        _wait_for_allocations()
         _core._memlab_memcpy(src, expected)
 
         def ours():
@@ -82,6 +92,7 @@ def _copy_rows(direction, memory, nbytes, repeat):
     else:
         host = _host_buffer(memory, nbytes)
         dev = _core.empty(nbytes, dtype=np.uint8)
+        _wait_for_allocations()
         if direction == "h2d":
             host[:] = expected
 

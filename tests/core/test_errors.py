@@ -546,3 +546,7 @@ def test_possible_streams_still_work():
         got = gl.saxpy(2.0, dx, dy, stream=stream)
         gl.synchronize(stream)
         assert got.get().tobytes() == want.tobytes()
+    # A handle is trusted, and these stand-ins keep no stream alive: free the arrays last used
+    # on s before s goes (frame teardown would destroy s first and free them on a dead stream).
+    del got, dx, dy
+    s.synchronize()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import variant_params
+from conftest import CudaView, variant_params
 from references.saxpy import assert_saxpy_close, saxpy_inputs
 
 pytestmark = pytest.mark.gpu
@@ -280,3 +280,36 @@ def test_gpulab_results_are_ordered_for_torch(torch):
         got = gl.saxpy(1.0, got, y)
     t = torch.from_dlpack(got)
     assert float(t[-1]) == 1.5 + 50 * 0.25
+
+
+# ---------------------------------------------------------------- what a foreign interface says
+
+
+def test_foreign_interface_with_a_negative_dimension_is_refused():
+    """Found by the GPU fuzz: a shape of (-1,) was taken as a huge array, and the kernel's
+    illegal address ended CUDA for the process."""
+    base = gl.to_device(np.ones(64, np.float32))
+    for shape in ((-1,), (4, -2)):
+        with pytest.raises(ValueError, match="negative dimension"):
+            gl.reduce(CudaView(base, shape))
+    assert float(gl.reduce(base).item()) == 64.0  # the context still works
+
+
+def test_foreign_interface_starting_inside_an_element_is_refused():
+    """Found by the GPU fuzz: a view one byte into a float32 array reached the kernel's own
+    alignment check, which raised CudaError instead of the ValueError bad input gets."""
+    x, y = gl.to_device(np.ones(17, np.float32)), gl.to_device(np.ones(17, np.float32))
+    for v in gl.variants("saxpy"):
+        if v.backend == "cuda":
+            with pytest.raises(ValueError, match="y starts at .* not aligned"):
+                gl.saxpy(2.0, x, CudaView(y, (16,), offset=1), variant=v.id)
+    with pytest.raises(ValueError, match="x starts at .* not aligned"):
+        gl.reduce(CudaView(x, (16,), offset=2))
+
+
+def test_foreign_interface_with_an_impossible_stream_is_refused():
+    base = gl.to_device(np.ones(8, np.float32))
+    view = CudaView(base, (8,))
+    view.__cuda_array_interface__["stream"] = -5
+    with pytest.raises(ValueError, match="stream"):
+        gl.reduce(view)

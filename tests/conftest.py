@@ -8,6 +8,8 @@ Variants are never listed by hand: ``variant_params(op)`` reads them from ``gl.v
 new variant is tested without anyone editing a test. CUDA variants get the ``gpu`` mark.
 """
 
+import os
+
 import numpy as np
 import pytest
 
@@ -108,6 +110,20 @@ def to_device_args(args):
 @pytest.fixture
 def rng(request):
     return rng_for(request.node.nodeid)
+
+
+def child_env(**variables):
+    """os.environ for a child Python process that imports the gpulab these tests imported,
+    with variables set (None removes one)."""
+    env = dict(os.environ)
+    home = os.path.dirname(os.path.dirname(os.path.abspath(gl.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH")) if p)
+    for name, value in variables.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
 
 
 # ---------------------------------------------------------------- memory and streams labs

@@ -126,8 +126,8 @@ PyObject *gl_devarray_dlpack(gl_DeviceArrayObject *self, PyObject *args, PyObjec
       return PyErr_Format(PyExc_TypeError, "stream must be None or an int, not %s",
                           Py_TYPE(stream_obj)->tp_name);
     int overflow = 0;
-    ordered = !(PyLong_AsLongLongAndOverflow(stream_obj, &overflow) == -1 && !overflow);
-    if (PyErr_Occurred()) return NULL;
+    long long value = PyLong_AsLongLongAndOverflow(stream_obj, &overflow);
+    ordered = overflow || value != -1;
     if (ordered && gl_stream_handle_arg(stream_obj, "stream", &consumer) < 0) return NULL;
   }
   if (ordered) {

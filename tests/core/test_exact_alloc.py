@@ -3,26 +3,17 @@ buffer at its exact size, no cache of freed blocks, no small NumPy calls on mapp
 Each case runs in a child process, since the mode is read once, when gpulab is imported."""
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 
-import gpulab as gl
-
-HOME = os.path.dirname(os.path.dirname(os.path.abspath(gl.__file__)))
+from conftest import child_env
 
 
 def child(code, exact):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        p for p in (HOME, os.environ.get("PYTHONPATH")) if p))
-    if exact is None:
-        env.pop("GPULAB_EXACT_ALLOC", None)
-    else:
-        env["GPULAB_EXACT_ALLOC"] = exact
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], env=child_env(GPULAB_EXACT_ALLOC=exact),
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-import gpulab as gl
+from conftest import child_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOL = os.path.join(ROOT, "tools", "fuzz_ops.py")
@@ -29,10 +29,7 @@ def excerpt(output):
 
 def run_fuzz(calls, seed, timeout):
     """Runs the fuzz; fails the test unless it ends with 0 failures and a healthy library."""
-    env = dict(os.environ)
-    # the child fuzzes the gpulab that this test imported
-    home = os.path.dirname(os.path.dirname(os.path.abspath(gl.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH")) if p)
+    env = child_env()  # the child fuzzes the gpulab that this test imported
     command = [sys.executable, TOOL, "--calls", str(calls), "--seed", str(seed)]
     # its own session, so that a timeout ends the fuzz and its worker together
     child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,

@@ -368,14 +368,18 @@ def test_bad_scalars_and_tunables():
             gl.nbody_accel(pos, mass, eps, variant=100)
     with pytest.raises(TypeError, match="eps must be a real number"):
         gl.nbody_accel(pos, mass, "0.1", variant=100)
-    with pytest.raises(ValueError, match="G must be finite"):
-        gl.nbody_accel(pos, mass, EPS, G=float("nan"), variant=100)
+    for G in (float("nan"), 1e300, -3.5e38):
+        with pytest.raises(ValueError, match="G must be finite as a float32"):
+            gl.nbody_accel(pos, mass, EPS, G=G, variant=100)
+        with pytest.raises(ValueError, match="G must be finite as a float32"):
+            gl.nbody_energy(pos, vel, mass, EPS, G=G)
     with pytest.raises(ValueError, match="steps must be >= 0"):
         gl.nbody_step(pos, vel, mass, 1e-3, EPS, steps=-1, variant=100)
     with pytest.raises(TypeError, match="steps must be an int"):
         gl.nbody_step(pos, vel, mass, 1e-3, EPS, steps=2.0, variant=100)
-    with pytest.raises(ValueError, match="dt must be finite"):
-        gl.nbody_step(pos, vel, mass, float("inf"), EPS, variant=100)
+    for dt in (float("inf"), 3.5e38):
+        with pytest.raises(ValueError, match="dt must be finite"):
+            gl.nbody_step(pos, vel, mass, dt, EPS, variant=100)
     with pytest.raises(ValueError, match="no variant 42"):
         gl.nbody_accel(pos, mass, EPS, variant=42)
     with pytest.raises(ValueError, match="block"):

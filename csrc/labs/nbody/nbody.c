@@ -128,11 +128,14 @@ static int nb_operands_check(nb_operands *o, PyObject *const *objs, PyObject *st
   return 0;
 }
 
-/* A finite real scalar argument. */
+/* A real scalar argument that stays finite as a float32: the kernels compute in float32, and a
+ * value past FLT_MAX would reach them as inf. */
 static int nb_real(PyObject *obj, const char *name, double *value) {
   if (gl_real_arg(obj, name, value) < 0) return -1;
-  if (!isfinite(*value))
-    return PyErr_Format(PyExc_ValueError, "%s must be finite, got %R", name, obj), -1;
+  if (!isfinite((float)*value))
+    return PyErr_Format(PyExc_ValueError, "%s must be finite as a float32 (|%s| <= 3.4e38), got %R",
+                        name, name, obj),
+           -1;
   return 0;
 }
 

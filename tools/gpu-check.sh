@@ -30,6 +30,8 @@ steps=${*:-build test sanitize fuzz mutation main bench}
 PARALLEL=${GPULAB_CHECK_JOBS:-$(($(nproc) / 2 > 0 ? $(nproc) / 2 : 1))}
 status=0
 : >"$LOGS/steps.txt"
+# Every invocation names its device and driver, whichever steps it runs.
+nvidia-smi >"$LOGS/nvidia-smi.txt" 2>&1
 
 run() { # name, command...: runs it, logs it, records PASS/FAIL with its seconds
   local name=$1
@@ -60,7 +62,6 @@ driver_options() { # tool
 for step in $steps; do
   case $step in
   build)
-    nvidia-smi >"$LOGS/nvidia-smi.txt" 2>&1
     run build python3 -m pip install --no-build-isolation --no-deps -v -e .
     show build
     run import python3 -c "import gpulab as gl; print(gl.build_info()); print(gl.device_info())"

@@ -21,6 +21,8 @@ from ._core import (CudaError, DeviceArray, Event, NoDeviceError, Stream, build_
 from . import labs as _labs
 from .bench import BenchResult, bench
 from .ceilings import ceilings
+from .inspection import inspect
+from .nvtx import nvtx_range
 from .provenance import driver_release
 from .registry import Variant, variants
 from .sweep import SweepResults, sweep
@@ -40,7 +42,8 @@ __all__ = [
     "CudaError", "NoDeviceError", "DeviceArray", "Stream", "Event", "elapsed_ms", "synchronize",
     "build_info", "cuda_available", "device_info", "to_device", "empty", "zeros", "as_device",
     "from_dlpack", "pinned_empty", "pinned_usage", "pool_usage", "release_memory", "variants",
-    "Variant", "bench", "BenchResult", "sweep", "SweepResults", "ceilings", "Table",
+    "Variant", "bench", "BenchResult", "sweep", "SweepResults", "ceilings", "Table", "inspect",
+    "nvtx_range",
 ]
 
 

@@ -4,6 +4,8 @@ has one, its own unit of work."""
 from dataclasses import dataclass
 from typing import Callable, Dict, Optional
 
+from . import nvtx
+
 
 @dataclass(frozen=True)
 class Cost:
@@ -54,6 +56,8 @@ def op(name: str, cost: Callable[..., Cost], size: Callable[..., int], example: 
     `unit`, optional: the op's own unit of work, reported beside GFLOP/s (see Unit)."""
 
     def mark(fn):
+        if nvtx.ENABLED:  # a profiler is attached: each call opens an NVTX range
+            fn = nvtx.ranged(fn, name)
         fn.__gpulab_op__ = OpSpec(name, cost, dict(peers or {}), size, example, dict(demo_size),
                                   unit)
         OPS[name] = fn

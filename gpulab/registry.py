@@ -22,6 +22,10 @@ class Variant:
     best: bool = False
     deterministic: bool = False
     lab: str = ""  # the lab the op belongs to (csrc/labs/labs.def)
+    # CUDA variants: the functions of cuda/<lab>/ it launches (gl.inspect shows their source)
+    kernels: tuple = ()
+    # a variant that calls a library (e.g. "CUB DeviceReduce::Reduce") instead of our kernels
+    library: Optional[str] = None
 
     def supports(self, mode: str, dtype) -> bool:
         """Whether this variant can run mode (e.g. "min") on dtype; True for ops without
@@ -30,12 +34,18 @@ class Variant:
         name = np.dtype(dtype).name
         return name in (self.support.get(mode, ()) if self.support else self.dtypes)
 
+    def inspect(self, **tunables):
+        """gl.inspect of this variant: its kernels' source, resources and occupancy."""
+        from .inspection import inspect
+        return inspect(self.op, self.id, **tunables)
+
     def __str__(self):
         return f"{self.op}[{self.id}] {self.name} ({self.backend}): {self.summary}"
 
 
 _ALL = tuple(Variant(**{**d, "dtypes": tuple(d["dtypes"]),
-                         "support": {m: tuple(t) for m, t in d["support"].items()}})
+                         "support": {m: tuple(t) for m, t in d["support"].items()},
+                         "kernels": tuple((d["kernels"] or "").split())})
              for d in _core.variants())
 
 

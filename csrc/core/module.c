@@ -8,8 +8,10 @@
 #include "errors.h"
 #include "gpulab_build_info.h"
 #include "host.h"
+#include "inspect.h"
 #include "interop.h"
 #include "measure.h"
+#include "nvtx.h"
 #include "registry.h"
 #include "runtime.h"
 #include "stream.h"
@@ -111,8 +113,9 @@ PyMODINIT_FUNC PyInit__core(void) {
   gl_exact_alloc_init();
   PyObject *m = PyModule_Create(&core_module);
   if (!m) return NULL;
-  PyMethodDef *tables[] = {gl_registry_methods, gl_arrays_methods, gl_interop_methods,
-                           gl_measure_methods, gl_transfer_methods};
+  PyMethodDef *tables[] = {gl_registry_methods, gl_arrays_methods,   gl_interop_methods,
+                           gl_measure_methods,  gl_transfer_methods, gl_inspect_methods,
+                           gl_nvtx_methods};
   for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
     if (PyModule_AddFunctions(m, tables[i]) < 0) goto fail;
   for (int i = 0; gl_labs[i]; i++)

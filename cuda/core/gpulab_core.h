@@ -118,6 +118,47 @@ GLC_API int glc_event_synchronize(glc_event event);
 GLC_API int glc_event_query(glc_event event);
 GLC_API int glc_event_elapsed_ms(float *ms, glc_event start, glc_event end);
 
+/* ---- kernels, for gl.inspect ---- */
+/* While noting is on, every launch through cuda/core/launch.cuh (and the cooperative launch) is
+ * written down: kernel, grid, block and dynamic shared memory. gl.inspect turns it on around
+ * one call of a variant to learn which kernels that variant really launches. */
+typedef struct {
+  const void *kernel; /* the host stub: the key cudaFuncGetAttributes takes */
+  unsigned grid[3], block[3];
+  unsigned shared_bytes; /* dynamic */
+} glc_launch_note;
+GLC_API void glc_launch_notes_begin(void);
+/* Stops noting, copies up to capacity notes and returns how many launches were noted. */
+GLC_API int glc_launch_notes_end(glc_launch_note *notes, int capacity);
+/* Non-zero when kernel has been noted in this process: only those are looked up. */
+GLC_API int glc_kernel_was_noted(const void *kernel);
+
+typedef struct {
+  int registers;             /* per thread */
+  int max_threads_per_block; /* for this kernel: registers and launch bounds lower it */
+  int binary_version;        /* the SASS's architecture, e.g. 90 */
+  int ptx_version;
+  size_t static_shared_bytes;
+  size_t local_bytes; /* per thread: spills and stack arrays */
+  size_t const_bytes;
+  int max_dynamic_shared_bytes;
+  char mangled[1024];   /* the symbol, as cuobjdump names it */
+  char demangled[2048]; /* the C++ signature */
+} glc_kernel_attrs;
+GLC_API int glc_kernel_attributes(const void *kernel, glc_kernel_attrs *attrs);
+/* Resident blocks of kernel per SM at this block size and dynamic shared memory. */
+GLC_API int glc_kernel_occupancy(const void *kernel, int block, size_t dynamic_shared_bytes,
+                                 int *blocks_per_sm);
+/* The current device's per-SM limits that bound occupancy. */
+typedef struct {
+  int max_blocks_per_sm;
+  int max_threads_per_sm;
+  int registers_per_sm;
+  size_t shared_per_sm; /* usable by blocks, the most a carveout gives */
+  size_t reserved_shared_per_block;
+} glc_occupancy_limits;
+GLC_API int glc_occupancy_limits_get(glc_occupancy_limits *limits);
+
 /* ---- ceilings ---- */
 /* A loop of independent FP32 FMA chains; *flops receives the flops it performs. */
 GLC_API int glc_fma_loop(int blocks, int threads, int iterations, float *sink, double *flops,

@@ -43,6 +43,8 @@ int cooperative(int block, size_t n, const In *x, void *result, cudaStream_t str
   if ((code = scratch.get(blocks * sizeof(Acc), &memory))) return code;
   Acc *partials = static_cast<Acc *>(memory), *out = static_cast<Acc *>(result);
   void *args[] = {&x, &n, &partials, &out};
+  glc_note_launch_if_noting(reinterpret_cast<const void *>(kernel), dim3(blocks),
+                            dim3(static_cast<unsigned>(block)), 0);
   return GLC_CUDA(cudaLaunchCooperativeKernel, reinterpret_cast<const void *>(kernel), dim3(blocks),
                   dim3(static_cast<unsigned>(block)), args, 0, stream);
 }

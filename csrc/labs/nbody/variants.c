@@ -12,6 +12,7 @@ static const gl_variant nbody_variants[] = {
      .backend = GL_BACKEND_CUDA,
      .summary = "One thread per body; every j body (a float4: x, y, z, m) read from global memory.",
      .seed = "S0 ch. 7 naive kernel; GPU Gems 3 ch. 31",
+     .kernels = "nbody_pack nbody_naive nbody_unpack",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}}},
@@ -20,6 +21,7 @@ static const gl_variant nbody_variants[] = {
      .backend = GL_BACKEND_CUDA,
      .summary = "Variant 0 with the j loop unrolled `unroll` times.",
      .seed = "S0 ch. 7 loop unrolling (1 / 2 / 16)",
+     .kernels = "nbody_pack nbody_naive_unrolled nbody_unpack",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}, {"unroll", NB_UNROLLS, 4}}},
@@ -29,6 +31,7 @@ static const gl_variant nbody_variants[] = {
      .summary =
          "The block stages 256 bodies at a time in shared memory; threads read them as broadcasts.",
      .seed = "S0 ch. 7 shared-memory tiles; GPU Gems 3 ch. 31",
+     .kernels = "nbody_pack nbody_tiled nbody_unpack",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}}},
@@ -37,6 +40,7 @@ static const gl_variant nbody_variants[] = {
      .backend = GL_BACKEND_CUDA,
      .summary = "Variant 2 with the loop over the tile unrolled `unroll` times.",
      .seed = "S0 ch. 7 tiles + unrolling (1 / 2 / 4)",
+     .kernels = "nbody_pack nbody_tiled nbody_unpack",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}, {"unroll", NB_UNROLLS, 4}}},
@@ -46,6 +50,7 @@ static const gl_variant nbody_variants[] = {
      .summary =
          "Variant 3 on a structure of arrays (x[], y[], z[], m[]): four 4-byte loads per body.",
      .seed = "S0 ch. 7 SoA vs AoS",
+     .kernels = "nbody_pack nbody_tiled_soa nbody_unpack",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}, {"unroll", NB_UNROLLS, 4}}},
@@ -56,6 +61,7 @@ static const gl_variant nbody_variants[] = {
                 "rsqrt (ftz); the j range is split over enough blocks to fill every SM, and the "
                 "parts are added in order.",
      .seed = "H100: register blocking over i (as in SGEMM), split-K",
+     .kernels = "nbody_pack nbody_multibody nbody_sum_splits nbody_unpack",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_BEST | GL_DETERMINISTIC,
      .tunables = {{"block", NB_BLOCKS_V5, 256}, {"bodies", {1, 2, 4, 8, 0}, 2}}},

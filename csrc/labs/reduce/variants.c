@@ -16,6 +16,7 @@ static const gl_variant reduce_variants[] = {
          "Harris 1: interleaved addressing; the test tid % (2*stride) leaves most lanes of each "
          "warp idle (divergence) and the modulo is slow. One pass per 'block' elements, repeated.",
      .seed = "S0 ch. 5 (Harris kernel 1)",
+     .kernels = "interleaved_divergent",
      .dtypes = REDUCE_DTYPES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}}},
@@ -25,6 +26,7 @@ static const gl_variant reduce_variants[] = {
      .summary = "Harris 2: strided index 2*stride*tid, so active threads are contiguous (no "
                 "divergence), but they hit the same shared-memory banks.",
      .seed = "S0 ch. 5 (Harris kernel 2)",
+     .kernels = "interleaved_strided",
      .dtypes = REDUCE_DTYPES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}}},
@@ -34,6 +36,7 @@ static const gl_variant reduce_variants[] = {
      .summary = "Harris 3: sequential addressing, stride halving from block/2: conflict-free, but "
                 "half the threads idle from the first step.",
      .seed = "S0 ch. 5 (Harris kernel 3)",
+     .kernels = "sequential",
      .dtypes = REDUCE_DTYPES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}}},
@@ -43,6 +46,7 @@ static const gl_variant reduce_variants[] = {
      .summary = "Harris 4: each thread adds two elements while loading, so a block covers 2*block "
                 "elements and half the blocks are launched.",
      .seed = "S0 ch. 5 (Harris kernel 4)",
+     .kernels = "first_add_on_load",
      .dtypes = REDUCE_DTYPES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}}},
@@ -55,6 +59,7 @@ static const gl_variant reduce_variants[] = {
                 "read its partner's slot before the partner wrote it. Here each step reads, "
                 "__syncwarp(), writes, __syncwarp().",
      .seed = "S0 ch. 5 (Harris kernel 5)",
+     .kernels = "unroll_last_warp",
      .dtypes = REDUCE_DTYPES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}}},
@@ -64,6 +69,7 @@ static const gl_variant reduce_variants[] = {
      .summary = "Harris 6: the block size is a template parameter, so the whole tree unrolls into "
                 "straight-line code with no loop or block-size tests.",
      .seed = "S0 ch. 5 (Harris kernel 6)",
+     .kernels = "complete_unroll",
      .dtypes = REDUCE_DTYPES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}}},
@@ -73,6 +79,7 @@ static const gl_variant reduce_variants[] = {
      .summary = "Harris 7: algorithm cascading: one resident wave of blocks, each thread reducing "
                 "many elements in registers before the unrolled tree; a one-block second pass.",
      .seed = "S0 ch. 5 (Harris kernel 7)",
+     .kernels = "cascaded",
      .dtypes = REDUCE_DTYPES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}}},
@@ -83,6 +90,7 @@ static const gl_variant reduce_variants[] = {
                 "last five steps, one global atomic per block. Float sums are not deterministic "
                 "(atomic order).",
      .seed = "S1 parallel reduction (SharedShuffle)",
+     .kernels = "set_identity shared_shuffle copy_result",
      .dtypes = REDUCE_DTYPES,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}},
      .mode_dtypes = ATOMIC_SUPPORT},
@@ -92,6 +100,7 @@ static const gl_variant reduce_variants[] = {
      .summary = "S1 AtomicGlobal: one global atomic per element, all on one address: the updates "
                 "serialize.",
      .seed = "S1 parallel reduction (AtomicGlobal)",
+     .kernels = "set_identity atomic_global copy_result",
      .dtypes = REDUCE_DTYPES,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}},
      .mode_dtypes = ATOMIC_SUPPORT},
@@ -101,6 +110,7 @@ static const gl_variant reduce_variants[] = {
      .summary = "S1 AtomicShared: atomics on one shared-memory variable per block, then one global "
                 "atomic per block.",
      .seed = "S1 parallel reduction (AtomicShared)",
+     .kernels = "set_identity atomic_shared copy_result",
      .dtypes = REDUCE_DTYPES,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}},
      .mode_dtypes = ATOMIC_SUPPORT},
@@ -110,6 +120,7 @@ static const gl_variant reduce_variants[] = {
      .summary = "S1 ReduceShared: the whole shared-memory tree (log2 block steps), then one global "
                 "atomic per block.",
      .seed = "S1 parallel reduction (ReduceShared)",
+     .kernels = "set_identity reduce_shared copy_result",
      .dtypes = REDUCE_DTYPES,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}},
      .mode_dtypes = ATOMIC_SUPPORT},
@@ -120,6 +131,7 @@ static const gl_variant reduce_variants[] = {
                 "reduces the partials. Launched cooperatively with one resident wave, since a grid "
                 "barrier needs every block resident.",
      .seed = "S4 cooperative groups",
+     .kernels = "grid_synced",
      .dtypes = REDUCE_DTYPES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}}},
@@ -130,6 +142,7 @@ static const gl_variant reduce_variants[] = {
                 "warp shuffles; the last block to finish (atomic ticket) reduces the partials in a "
                 "fixed order: one launch, deterministic.",
      .seed = "S3 grid-stride + shuffle; threadFenceReduction",
+     .kernels = "single_pass",
      .dtypes = REDUCE_DTYPES,
      .flags = GL_BEST | GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 512}}},
@@ -139,6 +152,8 @@ static const gl_variant reduce_variants[] = {
      .summary = "CUB's cub::DeviceReduce::Reduce from the CUDA toolkit (CCCL), with the lab's "
                 "operators: the reference.",
      .seed = "CCCL/CUB",
+     .kernels = "cub_reduce",
+     .library = "CUB DeviceReduce::Reduce",
      .dtypes = REDUCE_DTYPES,
      .flags = GL_DETERMINISTIC},
     {.id = 100,
@@ -190,6 +205,7 @@ static const gl_variant dot_variants[] = {
      .summary = "reduce variant 12's kernel applied to x*y; float32 accumulates in float64 "
                 "(products of float32 are exact in it).",
      .seed = "S3 reductions for norms and dot products",
+     .kernels = "single_pass",
      .dtypes = GL_FLOATS,
      .flags = GL_BEST | GL_DETERMINISTIC},
     {.id = 100,
@@ -208,6 +224,7 @@ static const gl_variant norm2_variants[] = {
      .summary = "reduce variant 12's kernel applied to x*x, then sqrt; float32 accumulates in "
                 "float64 (products of float32 are exact in it).",
      .seed = "S3 reductions for norms and dot products",
+     .kernels = "single_pass",
      .dtypes = GL_FLOATS,
      .flags = GL_BEST | GL_DETERMINISTIC},
     {.id = 100,

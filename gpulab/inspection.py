@@ -35,8 +35,10 @@ from .table import Table
 INSPECT_SIZE = 1 << 16
 BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)
 # Registers are allocated to warps in units of 256 (sm_70 through sm_90, the occupancy
-# calculator's "register allocation unit size").
+# calculator's "register allocation unit size"), from the register file of the SM sub-partition
+# (one of four) the warp runs on: a warp's registers never straddle two.
 REGISTER_UNIT = 256
+SM_PARTITIONS = 4
 
 
 @dataclass
@@ -218,7 +220,8 @@ def occupancy_limits(attributes, block, dynamic_shared, limits):
     return {
         "threads": limits["max_threads_per_sm"] // (warps * 32),
         "blocks per SM": limits["max_blocks_per_sm"],
-        "registers": (limits["registers_per_sm"] // registers_per_warp) // warps
+        "registers": SM_PARTITIONS * (limits["registers_per_sm"] // SM_PARTITIONS //
+                                      registers_per_warp) // warps
         if registers_per_warp else limits["max_blocks_per_sm"],
         "shared memory": limits["shared_per_sm"] // shared,
     }
@@ -239,7 +242,7 @@ def _occupancy_rows(kernel, attributes, launches, limits) -> List[OccupancyRow]:
                              set()).add(launch["shared_bytes"])
     every_shared = {s for shared in shared_at.values() for s in shared}
     rows = []
-    for block in BLOCK_SIZES:
+    for block in sorted(set(BLOCK_SIZES) | set(shared_at)):
         if block > attributes["max_threads_per_block"]:
             continue
         if block in shared_at:
@@ -305,7 +308,23 @@ def sass_of(mangled: str, arch: int) -> Optional[str]:
         return None
     done = subprocess.run([tool, "-sass", "-arch", f"sm_{arch}", "-fun", mangled, _core.__file__],
                           capture_output=True, text=True, timeout=120)
-    return done.stdout.strip() or done.stderr.strip()
+    return function_sass(done.stdout) or done.stderr.strip() or \
+        f"cuobjdump found no SASS for {mangled} for sm_{arch}"
+
+
+def function_sass(listing: str) -> str:
+    """The functions' own text in a cuobjdump -sass listing: from each "Function :" line to the
+    end of its code, without the headers of every fat binary cuobjdump walks through."""
+    out, keep = [], False
+    for line in listing.splitlines():
+        if "Function :" in line:
+            keep = True
+        elif keep and (line.startswith("Fatbin") or line.strip().startswith(".......")):
+            keep = False
+            out.append("")
+        if keep:
+            out.append(line)
+    return "\n".join(out).strip()
 
 
 def inspect(op: str, variant=None, sass: bool = True, **tunables) -> Inspection:

@@ -1,6 +1,7 @@
 """NVTX ranges, so that Nsight Systems and Nsight Compute timelines read in gpulab's words.
 
-- Every op opens a range named after itself and its variant ("saxpy[2]", "reduce[default]")
+- Every op opens a range named after itself and its variant ("saxpy variant=2",
+  "reduce variant=default"; no brackets, which Nsight Compute's range filters reserve)
   when a profiler is attached: the Nsight tools load their NVTX tool through
   NVTX_INJECTION64_PATH (CUDA_INJECTION64_PATH for the CUDA side) in the profiled process's
   environment, and gpulab looks for them once, at import. Without one, the ops are the plain
@@ -13,7 +14,7 @@
         gl.saxpy(2.0, x, y)
 
     nsys profile --trace=cuda,nvtx python my_script.py
-    ncu --nvtx --nvtx-include "saxpy[2]/" python my_script.py
+    ncu --nvtx --nvtx-include "saxpy variant=2/" python my_script.py
 """
 
 import contextlib
@@ -53,7 +54,7 @@ def nvtx_range(name: str):
 
 
 def ranged(fn, op_name: str):
-    """fn, wrapped in a range named "op[variant]" on every call."""
+    """fn, wrapped in a range named "op variant=v" on every call."""
     push, pop = _core._nvtx_push, _core._nvtx_pop
     params = list(inspect.signature(fn).parameters)
     at = params.index("variant") if "variant" in params else None
@@ -61,7 +62,7 @@ def ranged(fn, op_name: str):
     @functools.wraps(fn)
     def call(*args, **kwargs):
         variant = kwargs.get("variant", args[at] if at is not None and len(args) > at else None)
-        push(f"{op_name}[{'default' if variant is None else variant}]")
+        push(f"{op_name} variant={'default' if variant is None else variant}")
         try:
             return fn(*args, **kwargs)
         finally:

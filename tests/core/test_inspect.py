@@ -65,12 +65,27 @@ H100 = {"max_blocks_per_sm": 32, "max_threads_per_sm": 2048, "registers_per_sm":
         "shared_per_sm": 233472, "reserved_shared_per_block": 1024}
 
 
+def test_function_sass_keeps_only_the_functions():
+    listing = ("Fatbin elf code:\n================\narch = sm_90\n\n\tcode for sm_90\n"
+               "\t\tFunction : _Z3fooPf\n\t.headerflags @\"EF_CUDA_SM90\"\n"
+               "        /*0000*/  MOV R1, c[0x0][0x28] ;\n"
+               "\t\t..........\n\nFatbin ptx code:\n================\narch = sm_90\n")
+    sass = inspection.function_sass(listing)
+    assert sass.startswith("Function : _Z3fooPf") and "MOV R1" in sass
+    assert "Fatbin" not in sass and "arch =" not in sass
+
+
 def test_occupancy_limits_arithmetic():
     attrs = {"registers": 128, "static_shared_bytes": 0}
-    # 128 registers x 32 lanes = 4096 per warp; 16 warps fit; a 256-thread block has 8
+    # 128 registers x 32 lanes = 4096 per warp; 4 warps fit in each quarter's 16384 registers,
+    # 16 in all; a 256-thread block has 8
     by = inspection.occupancy_limits(attrs, 256, 0, H100)
     assert by == {"threads": 8, "blocks per SM": 32, "registers": 2, "shared memory": 228}
     assert inspection.limiting(by, 2) == "registers"
+    # 39 registers round up to 1280 per warp: 12 warps per quarter (not 51 // 1 over the whole
+    # SM), so 24 two-warp blocks, as the occupancy API says for nbody_multibody<2, 8> on the H100
+    by = inspection.occupancy_limits({"registers": 39, "static_shared_bytes": 0}, 64, 0, H100)
+    assert by["registers"] == 24 and inspection.limiting(by, 24) == "registers"
     # 48 KiB of shared memory per block: 233472 // (49152 + 1024) = 4
     by = inspection.occupancy_limits({"registers": 16, "static_shared_bytes": 0}, 64, 49152, H100)
     assert by["shared memory"] == 4 and inspection.limiting(by, 4) == "shared memory"
@@ -147,6 +162,7 @@ def test_sass_of_a_kernel():
     r = gl.inspect("saxpy", 2, block=256)
     sass = r.kernels[0].instances[0].sass
     assert "saxpy_vec16" in sass and "FFMA" in sass and "LDG" in sass
+    assert "Fatbin" not in sass  # only the function's own code
     assert "SASS" in r._repr_html_()
 
 

@@ -1,4 +1,4 @@
-"""NVTX ranges: ops open "op[variant]" ranges only when a profiler is attached (checked with a
+"""NVTX ranges: ops open "op variant=v" ranges only when a profiler is attached (checked with a
 stand-in NVTX tool that records what it is given), and gl.nvtx_range for users' code."""
 
 import os
@@ -77,5 +77,5 @@ assert hasattr(gl.saxpy, "__wrapped__") and gl.saxpy.__gpulab_op__.name == "saxp
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert record.read_text().splitlines() == [
-        "saxpy[100]", "pop", "reduce[serial]", "pop", "user step", "saxpy[101]", "pop", "pop",
-        "saxpy[default]", "pop"]
+        "saxpy variant=100", "pop", "reduce variant=serial", "pop", "user step",
+        "saxpy variant=101", "pop", "pop", "saxpy variant=default", "pop"]

@@ -24,8 +24,9 @@ def render():
             lab = first.lab
             lines += [f"## The {lab} lab", ""]
         lines += [f"### {op}", "",
-                  "| id | name | backend | what it changes | seed | dtypes | tunables | notes |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| id | name | backend | what it changes | seed | dtypes | tunables | kernels | "
+                  "notes |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for v in gl.variants(op):
             tunables = "; ".join(f"{k}: {', '.join(map(str, t['values']))} (default {t['default']})"
                                  for k, t in v.tunables.items()) or "-"
@@ -33,8 +34,11 @@ def render():
                               if on) or "-"
             dtypes = ("; ".join(f"{mode}: {', '.join(d) or 'none'}" for mode, d in v.support.items())
                       if v.support else ", ".join(v.dtypes))
+            kernels = ", ".join(f"`{k}`" for k in v.kernels) or "-"
+            if v.library:
+                kernels += f" (calls {v.library})"
             lines.append(f"| {v.id} | `{v.name}` | {v.backend} | {v.summary} | {v.seed} | "
-                         f"{dtypes} | {tunables} | {notes} |")
+                         f"{dtypes} | {tunables} | {kernels} | {notes} |")
         lines.append("")
     return "\n".join(lines)
 

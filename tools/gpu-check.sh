@@ -13,6 +13,8 @@
 #
 # Labs come in by convention, with no list here: every tools/sanitize/<name>.py driver runs under
 # every sanitizer tool, every benchmarks/<name>.py script runs in the bench step.
+# GPULAB_SANITIZE="concepts": only these sanitizer drivers; GPULAB_PLANTS="a,b": only these
+# planted bugs (tools/mutation_check.py --only). For a run that checks one new lab.
 # GPULAB_BASELINE=<another tree, built in place>: the bench step also runs each benchmark there,
 # just before this tree's, and tools/compare_benchmarks.py compares the two (before and after a
 # change, in one run). GPULAB_BENCH="saxpy_ladder reduce_ladder": only these benchmarks.
@@ -74,6 +76,8 @@ for step in $steps; do
     ;;
   sanitize)
     for driver in tools/sanitize/[a-z]*.py; do
+      [ -n "${GPULAB_SANITIZE:-}" ] && [[ " $GPULAB_SANITIZE " != *" $(basename "$driver" .py) "* ]] &&
+        continue
       for tool in memcheck initcheck racecheck synccheck; do
         while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n; done
         # shellcheck disable=SC2046 # the options are words
@@ -90,7 +94,8 @@ for step in $steps; do
     show fuzz
     ;;
   mutation)
-    run mutation python3 tools/mutation_check.py --out "$RESULTS/mutation_check.json"
+    run mutation python3 tools/mutation_check.py --out "$RESULTS/mutation_check.json" \
+      ${GPULAB_PLANTS:+--only "$GPULAB_PLANTS"}
     show mutation
     ;;
   main)

@@ -1,14 +1,17 @@
-"""compare(): S3 §12.5's rules on synthetic sample sets (seeded), correctness apart from
-performance, and results on one side only."""
+"""compare() and python -m gpulab compare: S3 §12.5's rules on synthetic sample sets (seeded),
+correctness apart from performance, results on one side only, and the command's exit status."""
 
 import copy
 import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import gpulab as gl
+from conftest import child_env
 from gpulab import store
 from gpulab.compare import compare
 
@@ -221,3 +224,95 @@ def test_the_table_and_text():
     assert "time 4.0%" in text and "rate 3.0%" in text and "75%" in text
     assert "vec16_tiles" in text
 
+
+# ---------------------------------------------------------------- python -m gpulab compare
+
+
+def run_compare(*args, **env):
+    return subprocess.run([sys.executable, "-m", "gpulab", "compare", *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env=child_env(**env))
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """mainjob.json; copies of it with its first three results 10% slower, with a failed
+    check, and run on another device; a store holding the original as 'baseline'."""
+    folder = tmp_path_factory.mktemp("compare")
+    with open(MAINJOB) as f:
+        doc = json.load(f)
+    slow = copy.deepcopy(doc)
+    for r in slow["results"][:3]:
+        r["samples"] = [s * 1.1 for s in r["samples"]]
+        r["median_ms"] *= 1.1
+        r["gbps"] /= 1.1
+        r["gflops"] /= 1.1
+    failed = copy.deepcopy(doc)
+    failed["results"][5]["ok"] = False
+    elsewhere = copy.deepcopy(doc)
+    for r in elsewhere["results"]:
+        r["device"] = "NVIDIA H200"
+    paths = {"base": MAINJOB}
+    for name, content in (("slow", slow), ("failed", failed), ("elsewhere", elsewhere)):
+        paths[name] = folder / f"{name}.json"
+        paths[name].write_text(json.dumps(content))
+    paths["store"] = folder / "results.sqlite"
+    store.save(doc, paths["store"], tag="baseline")
+    (folder / "garbage.json").write_text("{not json")
+    paths["garbage"] = folder / "garbage.json"
+    return paths
+
+
+def test_cli_exits_zero_when_nothing_regressed(files):
+    done = run_compare(files["base"], files["base"])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("OK: 0 regressions") and "unchanged" in done.stdout
+
+
+def test_cli_exits_one_on_a_regression(files):
+    done = run_compare(files["base"], files["slow"])
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("FAIL: 3 regressions")
+    assert done.stdout.count("regression ") == 3
+    assert run_compare(files["base"], files["slow"], "--time-tol", 15, "--rate-tol",
+                       15).returncode == 0
+
+
+def test_cli_exits_one_on_a_failed_check(files):
+    done = run_compare(files["base"], files["failed"])
+    assert done.returncode == 1 and "FAILED" in done.stdout and "1 failed check" in done.stdout
+
+
+def test_cli_reads_store_selections(files):
+    done = run_compare("store:tag=baseline", files["slow"], "--store", files["store"])
+    assert done.returncode == 1 and "3 regressions" in done.stdout, done.stderr
+    done = run_compare("store:tag=baseline,op=saxpy", files["base"],
+                       GPULAB_STORE=str(files["store"]))
+    assert done.returncode == 0, done.stderr
+    assert "5 unchanged" in done.stdout and "33 added" in done.stdout
+
+
+@pytest.mark.parametrize("args, words", [
+    (("{missing}", "{base}"), "cannot read"),
+    (("{base}", "{garbage}"), "not JSON"),
+    (("{base}", "benchmarks/results/call_overhead.json"), "no BenchResult records"),
+    (("store:tag=nothing", "{base}", "--store", "{store}"), "selects no results"),
+    (("store:colour=red", "{base}", "--store", "{store}"), "unknown filter 'colour'"),
+    (("store:tag", "{base}", "--store", "{store}"), "NAME=VALUE"),
+    (("store:run=last", "{base}", "--store", "{store}"), "run must be an integer"),
+    (("store:tag=baseline", "{base}", "--store", "{missing}"), "no gpulab store"),
+    (("store:tag=baseline", "{base}", "--store", "{garbage}"), "not a gpulab store"),
+    (("{base}", "{base}", "--time-tol", "150"), "--time-tol"),
+    (("{base}", "{base}", "--persist", "0"), "--persist"),
+    (("{base}", "{elsewhere}"), "no result in NEW has a partner"),
+])
+def test_cli_exits_two_on_bad_input(files, tmp_path, args, words):
+    names = {**files, "missing": tmp_path / "missing.json"}
+    done = run_compare(*(a.format(**names) for a in args))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert words in done.stderr and "Traceback" not in done.stderr
+
+
+def test_cli_usage_errors_exit_two():
+    done = run_compare("only-one.json")
+    assert done.returncode == 2 and "usage" in done.stderr

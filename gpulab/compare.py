@@ -28,7 +28,8 @@ The rules, for each matched pair:
   tolerance AND at least ``persist`` (default 0.75, three quarters) of the new samples are past
   it too, each sample against the baseline's median. Half is implied by the median, so the
   fraction asks that the shift show in the quarter of the new runs nearest the baseline as
-  well: a spike in one or two repetitions moves neither. A result saved without samples is judged on its median.
+  well: a spike in one or two repetitions moves neither. A result saved without samples
+  (nbody_ladder.json's) is judged on its median alone.
 - The pair is a regression when either metric regressed, else an improvement when either
   improved, else unchanged.
 - Correctness comes first and apart (S3: "a regression check should not mask correctness

@@ -56,7 +56,8 @@ class Record:
 
     @property
     def failed(self) -> bool:
-        return not self.ok
+        """Whether the check failed: ok is False, or an error is recorded."""
+        return not self.ok or bool(self.error)
 
     def to_dict(self):
         """The result dict this record came from: BenchResult's fields, the extra ones, and

@@ -213,7 +213,8 @@ def _row(run, record: Record):
         values[name] = _json(values[name])
     for name in BOOL_FIELDS:
         values[name] = int(bool(values[name]))
-    values.update(run=run, ok=int(record.ok), error=record.error, extra=_json(record.extra))
+    values.update(run=run, ok=int(not record.failed), error=record.error,
+                  extra=_json(record.extra))
     return tuple(values[c] for c in ROW_COLUMNS)
 
 

@@ -118,6 +118,8 @@ def test_a_failed_check_is_stored(tmp_path):
     assert (first.ok, first.error) == (False, "element 17 off by 3 ulp")
     assert not second.ok and "no reason" in second.error
     assert first.to_dict() == bad
+    store.save(Record(every_field_result(size=6), error="made by hand"), path)
+    assert store.load(path, size=6)[0].failed
 
 
 @pytest.fixture()

@@ -122,6 +122,14 @@ def _check_types(values, where):
     for name in ("params", "peers"):
         if not isinstance(values[name], dict):
             raise TypeError(f"{where}['{name}'] must be a dict, got {values[name]!r}")
+    for name in ("transfers_included", "l2_flushed"):
+        if not isinstance(values[name], bool):
+            raise TypeError(f"{where}['{name}'] must be true or false, got {values[name]!r}")
+    if values["unit"] is not None and not isinstance(values["unit"], str):
+        raise TypeError(f"{where}['unit'] must be a string or null, got {values['unit']!r}")
+    if values["unit_rate"] is not None and not _is_number(values["unit_rate"]):
+        raise TypeError(f"{where}['unit_rate'] must be a number or null, got "
+                        f"{values['unit_rate']!r}")
 
 
 def _is_number(value):
@@ -142,7 +150,7 @@ def records_of(results, name: str = "results", meta: Optional[dict] = None) -> L
         if not found:
             raise ValueError(f"{name} holds no BenchResult records under 'results' (a record "
                              f"is a dict with 'op' and 'median_ms')")
-        return [record_from_dict(d, where, meta or doc_meta) for where, d in found]
+        return [record_from_dict(d, where, doc_meta or meta) for where, d in found]
     if isinstance(results, (str, bytes, dict)) or not hasattr(results, "__iter__"):
         raise TypeError(f"{name} must be a BenchResult, a list of them, a SweepResults, result "
                         f"dicts or a saved {{'meta', 'results'}} document, got "

@@ -100,6 +100,10 @@ def test_a_saved_document_keeps_its_own_provenance_and_extra_fields(tmp_path):
     for key in ("commit", "device", "driver", "cuda_runtime", "build"):
         assert meta[key] == doc["meta"][key], key
     assert got[0].extra["ginter_s"] == runs[0]["ginter_s"]
+    store.save(doc, path, tag="again", meta={"commit": "not this one"})
+    assert store.load(path, tag="again")[0].meta["commit"] == doc["meta"]["commit"]
+    assert records_of(doc, meta={"commit": "not this one"})[0].meta == doc["meta"]
+    assert records_of(runs, meta={"commit": "given"})[0].meta == {"commit": "given"}
 
 
 def test_records_nested_anywhere_under_results_are_found(tmp_path):
@@ -255,6 +259,8 @@ def test_the_file_says_what_it_is(tmp_path):
     ([{"op": "reduce", "median_ms": 1.0}], ValueError, r"results\[0\].*lacks"),
     ([every_field_result().to_dict() | {"size": "big"}], TypeError, r"results\[0\]\['size'\]"),
     ([every_field_result().to_dict() | {"ok": "yes"}], TypeError, "'ok'"),
+    ([every_field_result().to_dict() | {"l2_flushed": 1}], TypeError, "'l2_flushed'"),
+    ([every_field_result().to_dict() | {"unit_rate": "fast"}], TypeError, "'unit_rate'"),
     ({"meta": {}, "results": {"summary": 1}}, ValueError, "no BenchResult records"),
 ])
 def test_save_refuses_what_is_not_a_result(tmp_path, results, error, words):

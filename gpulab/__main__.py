@@ -2,6 +2,7 @@
 
     python -m gpulab                 # the main job (CPU variants only when there is no GPU)
     python -m gpulab info            # the device, like deviceQuery
+    python -m gpulab compare BASE NEW   # regressions between two result sets (see --help)
     python -m gpulab --json out.json # also save every result with its metadata
 """
 
@@ -48,6 +49,10 @@ def run_op(name, fn, gpu, args, rng):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["compare"]:  # a command of its own, with its own options
+        from .compare_cli import main as compare_main
+        return compare_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m gpulab", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", nargs="?", choices=["run", "info"], default="run")

@@ -19,8 +19,10 @@ from ._core import (CudaError, DeviceArray, Event, NoDeviceError, Stream, build_
                     pinned_usage, pool_usage, release_memory, synchronize, to_device,
                     zeros)
 from . import labs as _labs
+from . import store
 from .bench import BenchResult, bench
 from .ceilings import ceilings
+from .compare import compare
 from .inspection import inspect
 from .nvtx import nvtx_range
 from .provenance import driver_release
@@ -43,7 +45,7 @@ __all__ = [
     "build_info", "cuda_available", "device_info", "to_device", "empty", "zeros", "as_device",
     "from_dlpack", "pinned_empty", "pinned_usage", "pool_usage", "release_memory", "variants",
     "Variant", "bench", "BenchResult", "sweep", "SweepResults", "ceilings", "Table", "inspect",
-    "nvtx_range",
+    "nvtx_range", "store", "compare",
 ]
 
 

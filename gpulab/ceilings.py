@@ -28,9 +28,9 @@ def ceilings(where=None, refresh=False):
       copy_bytes much larger than any cache;
     - fma_gflops: the FP32 FMA rate (2 flops per FMA);
     - fma64_gflops: the FP64 FMA rate;
-    - l2_copy_gbps (GPU only): the copy rate of two buffers of l2_copy_bytes each that stay
-      resident in L2, copied l2_copy_passes times in one kernel that loads and stores through
-      L2 alone (the pair takes an eighth of l2_cache_bytes each: see _l2_copy_plan);
+    - l2_copy_gbps (GPU only): the copy rate between two buffers that stay resident in L2,
+      l2_copy_bytes each (at most an eighth of the L2: see _l2_copy_plan), copied
+      l2_copy_passes times in one kernel that loads and stores through L2 alone;
     - peak_bandwidth_gbps, peak_fp32_gflops (GPU): the datasheet's theory, for comparison;
     - threads (CPU): the OpenMP threads of the copy and the FMA loops;
     - method: how each figure was measured.
@@ -78,7 +78,6 @@ def _measure_gpu():
     _core._memset(src, 0x5A)
     copy_ms = statistics.median(
         event_samples(lambda: _core._copy(dst, src), None, repeat=10, warmup=2))
-    del src, dst
     l2_bytes, l2_blocks = _l2_copy_plan(info)
     l2_passes = max(1, L2_COPY_TRAFFIC // (2 * l2_bytes))
     l2_src = _core.empty(l2_bytes, dtype=np.uint8)

@@ -17,7 +17,6 @@ import math
 import os
 import warnings
 from dataclasses import dataclass
-from typing import List, Optional
 
 from . import _core
 from .table import Table
@@ -261,7 +260,9 @@ def points(results=None, ceilings=None, where=None):
         notes.append("results with no flops (pure copies) sit at ai = 0, off a log axis: "
                      "they are listed here, not plotted, and their fraction is GB/s over the "
                      "HBM copy rate")
-    missing = [name for key, name, _ in ROOF_KEYS if key not in ceil]
+    # the CPU has no L2 figure: its caches are per core, not one level every thread shares
+    missing = [name for key, name, _ in ROOF_KEYS
+               if key not in ceil and not (key == "l2_copy_gbps" and where == "cpu")]
     if missing:
         notes.append(f"these ceilings lack {', '.join(missing)} (measured before gpulab "
                      "had them)")
@@ -285,7 +286,8 @@ def roofline(results=None, ax=None, ceilings=None, where=None, table=False):
     ceilings: a gl.ceilings() dict, or a dict of them by 'gpu'/'cpu'; default: the file's,
     else measured now in this process (about a second, once).
     where: 'gpu' or 'cpu'; default: that of the ceilings when they are one device's, else
-    where the results ran (an error if on both), else the GPU when there is one. Results that ran elsewhere are left out (.meta['left_out']).
+    where the results ran (an error if on both), else the GPU when there is one. Results
+    that ran elsewhere are left out (.meta['left_out']).
     ax: a matplotlib Axes to draw into; default: a new Figure.
     table: True returns the points as a RooflineTable instead of drawing (AI, GFLOP/s,
     attainable, fraction of the roof, bound; see point_row).

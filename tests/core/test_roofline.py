@@ -215,7 +215,8 @@ def results_file(tmp_path):
 
 def test_a_results_file_brings_its_ceilings(results_file, monkeypatch):
     # gl.ceilings is the function; the module holds it
-    monkeypatch.setattr(importlib.import_module("gpulab.ceilings"), "ceilings", lambda *a, **k: pytest.fail("measured"))
+    monkeypatch.setattr(importlib.import_module("gpulab.ceilings"), "ceilings",
+                        lambda *a, **k: pytest.fail("measured"))
     tab = rl.roofline(str(results_file), where="gpu", table=True)
     assert [row["op"] for row in tab] == ["saxpy", "nbody_accel"]
     assert tab.meta["device"] == "synthetic H100"

@@ -100,6 +100,13 @@ def test_a_gpu_report_from_saved_results(tmp_path):
     assert "x torch" in text and "x cupy" in text
     assert "nbody_accel[5 multibody_split]" in text  # the GPU's best, on the roofline
     assert "of FP32 FMA" in text and "of HBM copy" in text
+    assert "these ceilings lack L2 copy, FP64 FMA" in text
+    # with today's ceilings the table has the L2 and FP64 columns filled, and no such note
+    saved["meta"]["ceilings"]["gpu"].update(l2_copy_gbps=8765.4, fma64_gflops=31234.5)
+    saved["meta"]["ceilings"]["cpu"].update(fma64_gflops=121.9)
+    text = html_report.build(saved["meta"], saved["results"])
+    assert ">8765.4<" in text and ">31234.5<" in text and ">121.9<" in text
+    assert "these ceilings lack" not in text
 
 
 def test_the_best_variant_is_the_registrys_else_the_fastest():

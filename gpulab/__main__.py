@@ -4,6 +4,7 @@
     python -m gpulab info            # the device, like deviceQuery
     python -m gpulab compare BASE NEW   # regressions between two result sets (see --help)
     python -m gpulab --json out.json # also save every result with its metadata
+    python -m gpulab --html out.html # also write a self-contained report page (matplotlib)
 """
 
 import argparse
@@ -12,7 +13,7 @@ import sys
 
 import numpy as np
 
-from . import _core, provenance, registry
+from . import _core, html_report, provenance, registry
 from . import device_info as gl_device_info
 from ._op import OPS
 from .bench import bench
@@ -57,11 +58,15 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", nargs="?", choices=["run", "info"], default="run")
     parser.add_argument("--json", metavar="FILE", help="save results and metadata as JSON")
+    parser.add_argument("--html", metavar="FILE", help="also write the results as one "
+                        "self-contained HTML page: charts, roofline, device (needs matplotlib)")
     parser.add_argument("--scale", type=float, default=1.0, help="problem size factor")
     parser.add_argument("--repeat", type=int, default=20, help="timed repetitions per variant")
     parser.add_argument("--no-peers", action="store_true", help="skip CuPy/PyTorch timings")
     parser.add_argument("--ops", help="comma-separated ops to run (default: all)")
     args = parser.parse_args(argv)
+    if args.html and html_report.matplotlib_missing():
+        parser.error(html_report.matplotlib_missing())
 
     gpu = _core.cuda_available()
     if gpu:
@@ -98,6 +103,9 @@ def main(argv=None):
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "results": [r.to_dict() for r in all_results]}, f, indent=1)
         print(f"\nSaved {len(all_results)} results to {args.json}")
+    if args.html:
+        html_report.write(args.html, meta, all_results)
+        print(f"\nWrote the report to {args.html}")
     return 0
 
 

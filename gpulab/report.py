@@ -12,8 +12,9 @@ def _size(nbytes):
         nbytes /= 1024
 
 
-def device_table(info: dict) -> str:
-    rows = [
+def device_rows(info: dict) -> list:
+    """(label, value) pairs of the device's properties (gl.device_info()), for a table."""
+    return [
         ("Device", f"{info['device']}: {info['name']}"),
         ("Compute capability", "%d.%d" % tuple(info["compute_capability"])),
         ("Multiprocessors", info["multiprocessors"]),
@@ -38,6 +39,10 @@ def device_table(info: dict) -> str:
         ("Driver / runtime", f"{info.get('driver_release') or '?'} (CUDA {info['driver_version']})"
                              f" / CUDA {info['runtime_version']}"),
     ]
+
+
+def device_table(info: dict) -> str:
+    rows = device_rows(info)
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)
 

@@ -1,5 +1,5 @@
 /* Host primitives: OpenMP introspection, a parallel memcpy for filling pinned staging
- * buffers, and an FP32 FMA loop that measures the CPU's arithmetic ceiling. */
+ * buffers, and FP32 and FP64 FMA loops that measure the CPU's arithmetic ceilings. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -78,7 +78,7 @@ void glcpu_parallel_copy(void *dst, const void *src, size_t bytes) {
 }
 
 /* Written by every call so that the chains have an observable result. */
-static volatile float fma_sink;
+static volatile double fma_sink;
 
 /* One fused multiply-add per chain per step. The map x -> x*0.999999 + 0.000001 has 1 as an
  * attracting fixed point, so values starting near 1 stay there: no overflow, no denormals,
@@ -93,40 +93,67 @@ static inline float fma_step(float value) {
 #endif
 }
 
+/* The same step in double (fma, __FP_FAST_FMA). */
+static inline double fma64_step(double value) {
+#if defined(__FMA__) || defined(__FP_FAST_FMA)
+  return fma(value, 0.999999, 0.000001);
+#else
+  return value * 0.999999 + 0.000001;
+#endif
+}
+
 /* FMA_CHAINS independent chains per thread: 64 floats are 8 AVX2 (16 SSE) vectors per step,
  * enough to cover FMA latency times the FMA ports, so the loop measures throughput (16 chains
- * measured 2.5x lower on the H100 host: latency-bound).
+ * measured 2.5x lower on the H100 host: latency-bound). The FP64 loop keeps the same number of
+ * vectors, and so the same registers, with half as many chains.
  *
  * The inner loop has no "omp simd" on purpose: gcc 12 then fully unrolls it and SLP-vectorizes
  * the step, keeping the chains in registers, whereas with the pragma (and -march=x86-64-v3) it
  * reloads and stores the chain array through the stack every other step, which puts
- * store-forwarding latency on the chain. */
-static float run_fma_chains(long iterations, int seed) {
-  float chains[FMA_CHAINS];
-  for (int chain = 0; chain < FMA_CHAINS; ++chain)
-    chains[chain] = 1.0f + 1e-3f * (float)(chain + seed);
-  for (long step = 0; step < iterations; ++step) {
-    for (int chain = 0; chain < FMA_CHAINS; ++chain) chains[chain] = fma_step(chains[chain]);
+ * store-forwarding latency on the chain.
+ *
+ * A macro, as C has no templates: the two precisions differ only in the type, the count and
+ * the step. */
+#define FMA64_CHAINS (FMA_CHAINS / 2)
+#define DEFINE_RUN_FMA_CHAINS(name, real, chain_count, step)                                 \
+  static double name(long iterations, int seed) {                                            \
+    real chains[chain_count];                                                                \
+    for (int chain = 0; chain < chain_count; ++chain)                                        \
+      chains[chain] = (real)1 + (real)1e-3 * (real)(chain + seed);                           \
+    for (long i = 0; i < iterations; ++i) {                                                  \
+      for (int chain = 0; chain < chain_count; ++chain) chains[chain] = step(chains[chain]); \
+    }                                                                                        \
+    real checksum = 0;                                                                       \
+    for (int chain = 0; chain < chain_count; ++chain) checksum += chains[chain];             \
+    return checksum;                                                                         \
   }
-  float checksum = 0.0f;
-  for (int chain = 0; chain < FMA_CHAINS; ++chain) checksum += chains[chain];
-  return checksum;
-}
+DEFINE_RUN_FMA_CHAINS(run_fma_chains, float, FMA_CHAINS, fma_step)
+DEFINE_RUN_FMA_CHAINS(run_fma64_chains, double, FMA64_CHAINS, fma64_step)
 
-double glcpu_fma_loop(long iterations) {
+/* run(iterations, seed) on every OpenMP thread at once; the flops of them all, with
+ * chain_count chains each. */
+static double on_every_thread(double (*run)(long, int), long iterations, int chain_count) {
   if (iterations <= 0) return 0.0;
   int threads = 1;
-  float checksum = 0.0f;
+  double checksum = 0.0;
 #ifdef _OPENMP
 #pragma omp parallel reduction(+ : checksum)
   {
 #pragma omp single
     threads = omp_get_num_threads();
-    checksum += run_fma_chains(iterations, omp_get_thread_num());
+    checksum += run(iterations, omp_get_thread_num());
   }
 #else
-  checksum = run_fma_chains(iterations, 0);
+  checksum = run(iterations, 0);
 #endif
   fma_sink = checksum;
-  return 2.0 * FMA_CHAINS * (double)iterations * (double)threads;
+  return 2.0 * chain_count * (double)iterations * (double)threads;
+}
+
+double glcpu_fma_loop(long iterations) {
+  return on_every_thread(run_fma_chains, iterations, FMA_CHAINS);
+}
+
+double glcpu_fma64_loop(long iterations) {
+  return on_every_thread(run_fma64_chains, iterations, FMA64_CHAINS);
 }

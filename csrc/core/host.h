@@ -1,5 +1,5 @@
 /* Host primitives the binding shares: OpenMP introspection, the parallel memcpy that fills the
- * pinned staging ring, and the CPU's FP32 FMA ceiling. Plain C, no Python. */
+ * pinned staging ring, and the CPU's FP32 and FP64 FMA ceilings. Plain C, no Python. */
 #ifndef GL_HOST_H
 #define GL_HOST_H
 
@@ -15,5 +15,7 @@ void glcpu_parallel_copy(void *dst, const void *src, size_t bytes);
 /* Independent FP32 FMA chains on every thread (enough to hide FMA latency); returns the flops
  * performed. */
 double glcpu_fma_loop(long iterations);
+/* The same with FP64 FMA chains. */
+double glcpu_fma64_loop(long iterations);
 
 #endif

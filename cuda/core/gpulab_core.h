@@ -163,6 +163,14 @@ GLC_API int glc_occupancy_limits_get(glc_occupancy_limits *limits);
 /* A loop of independent FP32 FMA chains; *flops receives the flops it performs. */
 GLC_API int glc_fma_loop(int blocks, int threads, int iterations, float *sink, double *flops,
                          glc_stream stream);
+/* The same with FP64 FMAs (DFMA); sink holds blocks * threads doubles. */
+GLC_API int glc_fma64_loop(int blocks, int threads, int iterations, double *sink, double *flops,
+                           glc_stream stream);
+/* `passes` device-to-device copies of `bytes` (a multiple of 16, both pointers 16-byte aligned)
+ * from src to dst in one kernel of blocks x threads, loading and storing through L2 only: with
+ * buffers that L2 holds, the L2 copy rate. */
+GLC_API int glc_l2_copy(void *dst, const void *src, size_t bytes, int passes, int blocks,
+                        int threads, glc_stream stream);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,7 @@ from .inspection import inspect
 from .nvtx import nvtx_range
 from .provenance import driver_release
 from .registry import Variant, variants
+from .roofline_model import roofline
 from .sweep import SweepResults, sweep
 from .table import Table
 
@@ -45,7 +46,7 @@ __all__ = [
     "build_info", "cuda_available", "device_info", "to_device", "empty", "zeros", "as_device",
     "from_dlpack", "pinned_empty", "pinned_usage", "pool_usage", "release_memory", "variants",
     "Variant", "bench", "BenchResult", "sweep", "SweepResults", "ceilings", "Table", "inspect",
-    "nvtx_range", "store", "compare",
+    "nvtx_range", "store", "compare", "roofline",
 ]
 
 

@@ -132,7 +132,7 @@ def _ceilings_section(ceilings):
 
 
 def _roofline_section(results, ceilings):
-    from .roofline import roofline
+    from .roofline_model import roofline
     from .roofline_plot import draw
     parts = []
     for where in ("gpu", "cpu"):

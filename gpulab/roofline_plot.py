@@ -1,4 +1,4 @@
-"""Draws a roofline (gpulab.roofline.points' RooflineTable) with matplotlib, on log-log axes:
+"""Draws a roofline (gpulab.roofline_model.points' RooflineTable) with matplotlib, on log-log axes:
 slanted memory roofs, flat compute roofs and the main ridge point (named in a legend), and the
 points, labelled where the labels do not overlap. Imported only when matplotlib is there."""
 

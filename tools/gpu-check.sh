@@ -99,8 +99,13 @@ for step in $steps; do
     show mutation
     ;;
   main)
-    run mainjob python3 -m gpulab --json "$RESULTS/mainjob.json"
+    run mainjob python3 -m gpulab --json "$RESULTS/mainjob.json" --html "$RESULTS/report.html"
     show mainjob
+    # The roofline of the main job's results: README's figure (docs/roofline_h100.png).
+    run roofline python3 -c "import sys, gpulab as gl; \
+gl.roofline(sys.argv[1], where='gpu').savefig(sys.argv[2], dpi=110, bbox_inches='tight')" \
+      "$RESULTS/mainjob.json" "$RESULTS/roofline.png"
+    show roofline
     run notebooks python3 tools/run_notebooks.py
     show notebooks
     ;;

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gpulab as gl
-from gpulab import roofline as rl
+from gpulab import roofline_model as rl
 from gpulab._op import Cost, spec_of
 
 # S4's GPU of the GEMM example: 15.0 TFLOP/s and 900 GB/s

@@ -86,8 +86,12 @@ def main(argv=None):
     meta = metadata(gpu, args)
     for where, c in meta["ceilings"].items():
         # the balance decides each op's bound there (bench.bound_of)
+        more = "".join(f", {label} {c[key] / scale:.{digits}f} {unit}"
+                       for key, label, scale, digits, unit in (
+                           ("l2_copy_gbps", "L2 copy", 1, 1, "GB/s"),
+                           ("fma64_gflops", "FP64 FMA", 1e3, 2, "TFLOP/s")) if key in c)
         print(f"\nCeiling ({where}, {c['device']}): copy {c['copy_gbps']:.1f} GB/s, "
-              f"FP32 FMA {c['fma_gflops'] / 1e3:.2f} TFLOP/s, balance "
+              f"FP32 FMA {c['fma_gflops'] / 1e3:.2f} TFLOP/s{more}, balance "
               f"{c['fma_gflops'] / c['copy_gbps']:.1f} flop/B")
     rng = np.random.default_rng(12345)
     all_results = []

@@ -161,6 +161,16 @@ def errors(output):
     return int(found[-1]) if found else 0
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("mode", [[], ["--expect-race"]], ids=["clean", "expect-race"])
+def test_driver_runs_and_checks_out_without_a_sanitizer(mode):
+    """The driver itself, before any tool slows it down: every result it checks is right."""
+    done = subprocess.run([sys.executable, DRIVER, *mode], cwd=ROOT, env=child_env(),
+                          capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0 and "CUDA calls checked" in done.stdout, \
+        (done.stdout + done.stderr)[-3000:]
+
+
 needs_sanitizer = pytest.mark.skipif(not shutil.which("compute-sanitizer"),
                                      reason="needs compute-sanitizer on PATH")
 

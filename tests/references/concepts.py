@@ -5,8 +5,6 @@ check what every variant promises: warp_reduce's sums are exact wherever no tria
 counter's count lies in [1, expected]. tests/labs/test_concepts.py checks the exact variants
 exactly."""
 
-import math
-
 import numpy as np
 
 import gpulab as gl

@@ -1,9 +1,9 @@
 """The concepts lab's kernels under compute-sanitizer: every CUDA variant of divergence,
-warp_reduce, counter, sin and lookup with every block size, at awkward sizes, on NumPy and device
-inputs, with the inputs that matter to each (keys per lane and per warp, indices past both ends of
-the table, NaN and infinities for sin, two streams taking turns with the constant table). Every
-result checked: exactly where the variant is exact, within its bounds where it races. See
-_common.py.
+warp_reduce, counter, sin and lookup at its smallest, default and largest block (ops.py runs every
+block on the ops' examples), at awkward sizes, on NumPy and device inputs, with the inputs that
+matter to each (keys per lane and per warp, indices past both ends of the table, NaN and
+infinities for sin, two streams taking turns with the constant table). Every result checked:
+exactly where the variant is exact, within its bounds where it races. See _common.py.
 
     python3 tools/sanitize/concepts.py [--inputs both|device] [--only op:id,...]
     python3 tools/sanitize/concepts.py --expect-race [--only warp_reduce:0]
@@ -37,6 +37,15 @@ def expect_race_argument(parser):
                              "report them)")
 
 
+def blocks(v):
+    """The smallest, the default and the largest block: tools/sanitize/ops.py runs every block
+    on the ops' examples; this driver's own inputs need only the edges."""
+    values = v.tunables.get("block", {}).get("values")
+    if not values:
+        return [None]
+    return sorted({min(values), v.tunables["block"]["default"], max(values)})
+
+
 class Runner:
     """Runs one op's CUDA variants on device and NumPy inputs and checks each result."""
 
@@ -56,9 +65,9 @@ class Runner:
 
     def run(self, fn, v, host_args, check, what, **kw):
         """fn on device copies of host_args, and on host_args themselves with --inputs both,
-        at every block size of v; check(got_numpy, kw) raises AssertionError on a wrong one."""
+        at the edge block sizes of v; check(got) raises AssertionError on a wrong result."""
         dev_args = [gl.to_device(a) if isinstance(a, np.ndarray) else a for a in host_args]
-        for block in v.tunables.get("block", {}).get("values", [None]):
+        for block in blocks(v):
             call = dict(kw, variant=v.id, block=block)
             runs = [("device", lambda: fn(*dev_args, **call))]
             if self.args.inputs == "both":
@@ -79,7 +88,7 @@ def divergence(r, rng):
     c = gl.concepts
     for n in r.sizes():
         x = rng.standard_normal(n).astype(np.float32)
-        for lanes in (1, 16, 32):
+        for lanes in (1, 32):
             key = c.lane_pattern(n, lanes, 8) - 2  # negative and >= 4 too: key & 3 masks them
             want = c.divergence(x, key, 5, variant=100)
             for v in r.variants("divergence"):
@@ -131,7 +140,8 @@ def lookup(r, rng):
     c = gl.concepts
     for size in (1, 7, 256, c.MAX_TABLE):
         table = rng.standard_normal(size).astype(np.float32)
-        for n in r.sizes():
+        # every size with the smallest and the largest table, two with the others
+        for n in r.sizes() if size in (1, c.MAX_TABLE) else (1025, 100_003):
             for lanes in (1, 32):
                 # indices past both ends, so that a clip that lets one through reads outside
                 idx = c.lane_pattern(n, lanes, size + 16, shuffle=True, seed=n) - 8

@@ -18,23 +18,15 @@
 
 namespace {
 
+constexpr float path_scale[GLC_DIVERGENCE_PATHS] = {GLC_DIVERGENCE_SCALE_0, GLC_DIVERGENCE_SCALE_1,
+                                                    GLC_DIVERGENCE_SCALE_2, GLC_DIVERGENCE_SCALE_3};
+constexpr float path_shift[GLC_DIVERGENCE_PATHS] = {GLC_DIVERGENCE_SHIFT_0, GLC_DIVERGENCE_SHIFT_1,
+                                                    GLC_DIVERGENCE_SHIFT_2, GLC_DIVERGENCE_SHIFT_3};
+
+// Path K's constants as compile-time values: immediates in the SASS.
 template <int K>
-struct PathConstants;
-template <>
-struct PathConstants<0> {
-  static constexpr float scale = GLC_DIVERGENCE_SCALE_0, shift = GLC_DIVERGENCE_SHIFT_0;
-};
-template <>
-struct PathConstants<1> {
-  static constexpr float scale = GLC_DIVERGENCE_SCALE_1, shift = GLC_DIVERGENCE_SHIFT_1;
-};
-template <>
-struct PathConstants<2> {
-  static constexpr float scale = GLC_DIVERGENCE_SCALE_2, shift = GLC_DIVERGENCE_SHIFT_2;
-};
-template <>
-struct PathConstants<3> {
-  static constexpr float scale = GLC_DIVERGENCE_SCALE_3, shift = GLC_DIVERGENCE_SHIFT_3;
+struct PathConstants {
+  static constexpr float scale = path_scale[K], shift = path_shift[K];
 };
 
 // `iterations` steps of x <- fma(x, scale, shift). The chain is dependent, so the unroll buys

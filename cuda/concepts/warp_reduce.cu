@@ -18,27 +18,21 @@
 
 namespace {
 
-// Variant 0, S0 verbatim in spirit: six steps with neither __syncwarp() nor volatile. Two things
-// may break it. The compiler, which sees one thread, may keep s[tid] in a register and load
-// s[tid + 16] before the lane that owns it has stored its step-32 value; and since Volta the lanes
-// of a warp are not promised to run a step together. Whether the sum comes out wrong depends on
-// the SASS and the schedule: the kernel is kept exactly as written so that the count says which.
-__device__ __forceinline__ unsigned last_warp_plain(unsigned *s, unsigned tid) {
-  if (tid < 32) s[tid] += s[tid + 32];
-  if (tid < 16) s[tid] += s[tid + 16];
-  if (tid < 8) s[tid] += s[tid + 8];
-  if (tid < 4) s[tid] += s[tid + 4];
-  if (tid < 2) s[tid] += s[tid + 2];
-  if (tid < 1) s[tid] += s[tid + 1];
-  return tid == 0 ? s[0] : 0u;  // lane 0 reads its own last store; other warps never touch s[0]
-}
-
+// Variants 0 and 1: S0's six unrolled steps with no __syncwarp(), on a plain or a volatile view of
+// the shared array (Word = unsigned or volatile unsigned): the one qualifier is all that differs.
+//
+// Variant 0, S0's code as written (neither __syncwarp() nor volatile). Two things may break it.
+// The compiler, which sees one thread, may keep s[tid] in a register and load s[tid + 16] before
+// the lane that owns it has stored its step-32 value (the sm_90 SASS does: benchmarks/NOTES.md);
+// and since Volta the lanes of a warp are not promised to run a step together. The kernel is kept
+// exactly as written so that the count of wrong sums says what happens.
+//
 // Variant 1, the pre-Volta idiom (Harris's kernel 5): volatile forces every load and store to
-// happen, in order, in each thread, which fixes the compiler half of variant 0. It still has no
-// __syncwarp(): a lane may read its partner's slot before the partner wrote it unless the warp
-// runs each step in lockstep, which independent thread scheduling does not promise.
-__device__ __forceinline__ unsigned last_warp_volatile(unsigned *shared, unsigned tid) {
-  volatile unsigned *s = shared;
+// happen, in order, in each thread, which fixes the compiler half of variant 0. A lane may still
+// read its partner's slot before the partner wrote it unless the warp runs each step in lockstep,
+// which independent thread scheduling does not promise.
+template <typename Word>
+__device__ __forceinline__ unsigned last_warp_lockstep(Word *s, unsigned tid) {
   if (tid < 32) s[tid] += s[tid + 32];
   if (tid < 16) s[tid] += s[tid + 16];
   if (tid < 8) s[tid] += s[tid + 8];
@@ -78,8 +72,9 @@ __device__ __forceinline__ unsigned last_warp_shuffle(unsigned *s, unsigned tid)
 
 template <int Variant>
 __device__ __forceinline__ unsigned last_warp(unsigned *s, unsigned tid) {
-  if constexpr (Variant == GLC_WARP_REDUCE_LOCKSTEP_PLAIN) return last_warp_plain(s, tid);
-  if constexpr (Variant == GLC_WARP_REDUCE_LOCKSTEP_VOLATILE) return last_warp_volatile(s, tid);
+  if constexpr (Variant == GLC_WARP_REDUCE_LOCKSTEP_PLAIN) return last_warp_lockstep(s, tid);
+  if constexpr (Variant == GLC_WARP_REDUCE_LOCKSTEP_VOLATILE)
+    return last_warp_lockstep(static_cast<volatile unsigned *>(s), tid);
   if constexpr (Variant == GLC_WARP_REDUCE_SYNCWARP) return last_warp_syncwarp(s, tid);
   if constexpr (Variant == GLC_WARP_REDUCE_SHUFFLE) return last_warp_shuffle(s, tid);
 }

@@ -21,7 +21,6 @@ of lookup decide how many lanes of a warp agree (lane_pattern makes them), and t
 """
 
 import math
-import numbers
 
 import numpy as np
 
@@ -29,6 +28,7 @@ from .. import _core, registry
 from .. import peers as _peers
 from .._op import Cost, Unit, nbytes, numel, op
 from ..table import Table
+from ._args import int_arg as _int_arg
 
 # Nothing lifted to gpulab's top level: users reach this lab as a module (gl.concepts.*).
 EXPORTS = ()
@@ -57,25 +57,15 @@ def lane_pattern(n, lanes, values, shuffle=False, seed=None):
     As divergence keys (values=4): lanes 1, 16 and 32 make each warp run 4, 2 and 1 paths. As
     lookup indices (values=table size, shuffle=True): lanes 32 is a uniform index per warp,
     lanes 1 a different index in every lane."""
-    n = _int("n", n, 0)
-    lanes = _int("lanes", lanes, 1)
-    values = _int("values", values, 1, 2**31 - 1)
+    n = _int_arg("n", n, 0)
+    lanes = _int_arg("lanes", lanes, 1)
+    values = _int_arg("values", values, 1, 2**31 - 1)
     runs = np.arange(n, dtype=np.int64) // lanes
     if shuffle:
         rng = np.random.default_rng(seed)
         per_run = rng.integers(0, values, size=int(runs[-1]) + 1 if n else 0, dtype=np.int64)
         return per_run[runs].astype(np.int32)
     return (runs % values).astype(np.int32)
-
-
-def _int(name, value, low, high=None):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    value = int(value)
-    if value < low or (high is not None and value > high):
-        bound = f"[{low}, {high}]" if high is not None else f">= {low}"
-        raise ValueError(f"{name} must be {bound}, got {value}")
-    return value
 
 
 # ---------------------------------------------------------------- divergence
@@ -265,7 +255,7 @@ def sin_error(lo=-math.pi, hi=math.pi, samples=1 << 20, variants=None):
         raise ValueError(f"need finite lo <= hi, got lo={lo!r}, hi={hi!r}")
     if max(abs(lo), abs(hi)) > np.finfo(np.float32).max:
         raise ValueError("lo and hi must be float32 numbers (|x| <= 3.4e38)")
-    samples = _int("samples", samples, 1, 1 << 28)
+    samples = _int_arg("samples", samples, 1, 1 << 28)
     x = np.linspace(lo, hi, samples).astype(np.float32)
     ref = np.sin(x.astype(np.float64))
     ulp = np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)

@@ -189,7 +189,7 @@ static const gl_variant sin_variants[] = {
      .name = "sinf",
      .backend = GL_BACKEND_CUDA,
      .summary = "sinf, the accurate library function: within 2 ulp over the whole range, with a "
-                "slow path for large |x| (gpulab is built without -use_fast_math).",
+                "slow path for large arguments (gpulab is built without -use_fast_math).",
      .seed = "S1/S4 intrinsics vs standard functions",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_BEST | GL_DETERMINISTIC,
@@ -198,8 +198,8 @@ static const gl_variant sin_variants[] = {
      .name = "intrinsic_sinf",
      .backend = GL_BACKEND_CUDA,
      .summary = "__sinf, the special function unit's approximation (one MUFU.SIN after a "
-                "float32 scaling): absolute error within 2^-21.41 on [-pi, pi], growing with |x| "
-                "outside.",
+                "float32 scaling): absolute error within 2^-21.41 on [-pi, pi], growing with the "
+                "argument's size outside.",
      .seed = "S1/S4 __sinf",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_DETERMINISTIC,

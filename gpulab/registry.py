@@ -21,6 +21,9 @@ class Variant:
     support: Dict[str, tuple] = field(default_factory=dict)
     best: bool = False
     deterministic: bool = False
+    # a deliberate data race (the concepts lab's demos): results vary, within bounds, and the
+    # sanitizer runs that must come out clean leave it to its lab's driver
+    racy: bool = False
     lab: str = ""  # the lab the op belongs to (csrc/labs/labs.def)
     # CUDA variants: the functions of cuda/<lab>/ it launches (gl.inspect shows their source)
     kernels: tuple = ()

@@ -97,6 +97,21 @@ PLANTS: List[Plant] = [
           find="  for (size_t j = lane; j < cols; j += 32) sum += r[j] * x[j];",
           replace="  for (size_t j = lane; j <= cols; j += 32) sum += r[j] * x[j];",
           tool="memcheck", driver=("streams.py",)),
+    # The read half of a warp-synchronous step without its __syncwarp(): lane t may then read
+    # s[t + offset] before or after lane t + offset overwrites it, the race S0's lockstep warp has.
+    Plant("concepts-missing-syncwarp", "concepts",
+          "missing __syncwarp() in a warp-synchronous step", "cuda/concepts/warp_reduce.cu",
+          after="__device__ __forceinline__ unsigned last_warp_syncwarp(",
+          find="    v += s[tid + offset];\n    __syncwarp();\n",
+          replace="    v += s[tid + offset];\n",
+          tool="racecheck",
+          driver=("concepts.py", "--only", "warp_reduce:2", "--inputs", "device")),
+    # A clip that lets table_size through: indices past the end read one float past the table.
+    Plant("concepts-lookup-read-past-end", "concepts", "read one past the end",
+          "cuda/concepts/lookup.cu", after="__device__ __forceinline__ int clip(",
+          find="  return min(max(i, 0), table_size - 1);",
+          replace="  return min(max(i, 0), table_size);",
+          tool="memcheck", driver=("concepts.py", "--only", "lookup:1")),
 ]
 
 

@@ -30,7 +30,8 @@ def render():
         for v in gl.variants(op):
             tunables = "; ".join(f"{k}: {', '.join(map(str, t['values']))} (default {t['default']})"
                                  for k, t in v.tunables.items()) or "-"
-            notes = ", ".join(n for n, on in (("best", v.best), ("deterministic", v.deterministic))
+            notes = ", ".join(n for n, on in (("best", v.best), ("deterministic", v.deterministic),
+                                                   ("racy", v.racy))
                               if on) or "-"
             dtypes = ("; ".join(f"{mode}: {', '.join(d) or 'none'}" for mode, d in v.support.items())
                       if v.support else ", ".join(v.dtypes))

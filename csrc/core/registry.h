@@ -12,6 +12,10 @@ typedef enum { GL_BACKEND_CUDA = 0, GL_BACKEND_CPU = 1 } gl_backend;
 /* Variant flags. */
 #define GL_BEST (1u << 0)          /* the one variant=None picks on its backend */
 #define GL_DETERMINISTIC (1u << 1) /* bit-identical results from run to run */
+/* A deliberate data race, kept so that it can be seen (the concepts lab's demos): its results vary
+ * from run to run and lie only within bounds; the sanitizer runs that must come out clean skip it,
+ * and its lab's driver shows that racecheck reports it where it can see it (shared memory). */
+#define GL_RACY (1u << 2)
 
 #define GL_MAX_TUNABLES 2
 #define GL_MAX_TUNABLE_VALUES 16

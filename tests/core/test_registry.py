@@ -23,7 +23,12 @@ def test_every_op_is_registered_and_callable():
     for name, fn in OPS.items():
         assert callable(fn)
         assert fn.__gpulab_op__.name == name
-        assert getattr(gl, fn.__name__) is fn, "every op is public as gl.<name>"
+        # gl.<name>, or gl.<lab>.<name> for a lab reached as a namespace (gl.concepts.sin)
+        lab = gl.variants(name)[0].lab
+        public = getattr(gl, fn.__name__, None)
+        if public is not fn:
+            public = getattr(getattr(gl, lab, None), fn.__name__, None)
+        assert public is fn, f"{name} is public neither as gl.{name} nor as gl.{lab}.{name}"
 
 
 def test_unknown_op():

@@ -40,9 +40,12 @@ SIZES = (0, 1, 3, 33, 128, 257, 1024, 1025, 4096, 8192, 16384, 100_003, 131_072)
 KERNEL_SIZES = SIZES[:-1]
 
 
-def start(description):
-    """Parses --inputs, checks the GPU and exact mode; returns (args, rng)."""
+def start(description, extra=None):
+    """Parses --inputs, --only and the driver's own arguments (extra(parser) adds them), checks
+    the GPU and exact mode; returns (args, rng)."""
     parser = argparse.ArgumentParser(description=description)
+    if extra is not None:
+        extra(parser)
     parser.add_argument("--inputs", choices=("both", "device"), default="both",
                         help="NumPy and device inputs, or device inputs only")
     parser.add_argument("--only", default="",

@@ -1,6 +1,7 @@
 """Every CUDA variant of every op of the registry, with every block size it takes, at the sizes of
-_common.SIZES, float32 and float64 where the variant takes them, on NumPy and device inputs; each
-result checked against the test suite's NumPy references (tests/references/). Run under
+_common.SIZES, float32, float64 and int32 where the variant and the op's example take them, on
+NumPy and device inputs; each result checked against the test suite's NumPy references
+(tests/references/). Deliberate races (Variant.racy) are left to their lab's driver. Run under
 compute-sanitizer by tools/gpu-check.sh; see _common.py.
 
     python3 tools/sanitize/ops.py [--inputs both|device]
@@ -21,15 +22,21 @@ def main():
     for name, fn in OPS.items():
         spec = fn.__gpulab_op__
         for v in gl.variants(name):
-            if v.backend != "cuda" or not wanted(args, f"{name}:{v.id}"):
+            # a deliberate race (v.racy) is its lab's driver's: it may not run clean here
+            if v.backend != "cuda" or v.racy or not wanted(args, f"{name}:{v.id}"):
                 continue
             blocks = v.tunables.get("block", {}).get("values", [None])
             for n in (SIZES if args.inputs == "both" else KERNEL_SIZES):
-                for dtype in (np.float32, np.float64):
+                for dtype in (np.float32, np.float64, np.int32):
                     if np.dtype(dtype).name not in v.dtypes:
                         continue  # refused by design (nbody_accel is float32 only)
-                    host = [a.astype(dtype) if isinstance(a, np.ndarray) else a
-                            for a in spec.example(n, rng)]
+                    # the example's arrays of dtype's kind take dtype; others (the int32 keys
+                    # and indices of a float op) stay as they are
+                    kind = np.dtype(dtype).kind
+                    host = [a.astype(dtype) if isinstance(a, np.ndarray) and a.dtype.kind == kind
+                            else a for a in spec.example(n, rng)]
+                    if not any(isinstance(a, np.ndarray) and a.dtype == dtype for a in host):
+                        continue  # no example in dtype (reduce's int32: tools/sanitize/reduce.py)
                     dev = [gl.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
                     for block in blocks:
                         kw = {"variant": v.id} if block is None else {"variant": v.id,

@@ -1,0 +1,221 @@
+/* The concepts lab's bindings (issue 15's concept demos): divergence, warp_reduce and lookup on
+ * the lab's own placement (operands.h), counter on the shared reduction driver and sin on the
+ * shared elementwise driver. */
+#include <string.h>
+
+#include "cpu.h"
+#include "csrc/core/args.h"
+#include "csrc/core/elementwise.h"
+#include "csrc/core/reduction.h"
+#include "cuda/concepts/concepts.h"
+#include "operands.h"
+#include "variants.h"
+
+/* An int argument within [low, high]: TypeError for a non-int, ValueError naming it otherwise. */
+static int int_in_range(PyObject *obj, const char *name, long long low, long long high,
+                        int *value) {
+  long long v;
+  if (gl_int64_arg(obj, name, &v) < 0) return -1;
+  if (v < low || v > high) {
+    PyErr_Format(PyExc_ValueError, "%s must be in [%lld, %lld], got %lld", name, low, high, v);
+    return -1;
+  }
+  *value = (int)v;
+  return 0;
+}
+
+static void same_shape_result(cn_call *c, int from, int npy_type) {
+  c->out_ndim = c->ndim[from];
+  memcpy(c->out_shape, c->shape[from], sizeof(Py_ssize_t) * (size_t)c->ndim[from]);
+  c->out_type = npy_type;
+}
+
+/* ---- divergence ---- */
+
+static int divergence_shape(cn_call *c) {
+  if (gl_check_same_shape(c->ndim[0], c->shape[0], c->ndim[1], c->shape[1], "x", "key") < 0)
+    return -1;
+  same_shape_result(c, 0, NPY_FLOAT32);
+  return 0;
+}
+
+static int divergence_cuda(const cn_call *c) {
+  return glc_divergence(c->variant->id, c->block, c->size[0], c->in[0], c->in[1],
+                        *(const int *)c->params, c->out, c->stream);
+}
+
+static int divergence_cpu(const cn_call *c) {
+  return glcpu_divergence(c->size[0], c->in[0], c->in[1], *(const int *)c->params, c->out);
+}
+
+static const cn_op divergence_op = {&gl_ladder_divergence,
+                                    2,
+                                    {{"x", GL_DT(GLC_F32), -1}, {"key", GL_DT(GLC_I32), -1}},
+                                    divergence_shape,
+                                    divergence_cuda,
+                                    divergence_cpu};
+
+/* divergence(x, key, iterations, variant, stream, block), all positional. */
+static PyObject *py_divergence(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 6)
+    return PyErr_Format(PyExc_TypeError, "_core.divergence takes 6 positional arguments");
+  int iterations;
+  if (int_in_range(args[2], "iterations", 0, GLC_DIVERGENCE_MAX_ITERATIONS, &iterations) < 0)
+    return NULL;
+  return cn_run(&divergence_op, args, args[3], args[4], args[5], &iterations);
+}
+
+/* ---- warp_reduce ---- */
+
+static int warp_reduce_block(const cn_call *c) {
+  return c->variant->backend == GL_BACKEND_CUDA ? c->block : GLC_WARP_REDUCE_CPU_BLOCK;
+}
+
+static int warp_reduce_shape(cn_call *c) {
+  const size_t block = (size_t)warp_reduce_block(c);
+  c->out_ndim = 2;
+  c->out_shape[0] = 2;
+  c->out_shape[1] = (Py_ssize_t)(c->size[0] / block + (c->size[0] % block != 0));
+  c->out_type = NPY_INT32;
+  return 0;
+}
+
+static int warp_reduce_cuda(const cn_call *c) {
+  int *sums = c->out;
+  return glc_warp_reduce(c->variant->id, c->block, c->size[0], c->in[0], *(const int *)c->params,
+                         sums, sums + c->out_shape[1], c->stream);
+}
+
+static int warp_reduce_cpu(const cn_call *c) {
+  int *sums = c->out;
+  return glcpu_warp_reduce(c->size[0], c->in[0], sums, sums + c->out_shape[1]);
+}
+
+static const cn_op warp_reduce_op = {
+    &gl_ladder_warp_reduce, 1, {{"x", GL_DT(GLC_I32), -1}}, warp_reduce_shape, warp_reduce_cuda,
+    warp_reduce_cpu};
+
+/* warp_reduce(x, trials, variant, stream, block), all positional. */
+static PyObject *py_warp_reduce(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 5)
+    return PyErr_Format(PyExc_TypeError, "_core.warp_reduce takes 5 positional arguments");
+  int trials;
+  if (int_in_range(args[1], "trials", 1, GLC_WARP_REDUCE_MAX_TRIALS, &trials) < 0) return NULL;
+  return cn_run(&warp_reduce_op, args, args[2], args[3], args[4], &trials);
+}
+
+/* ---- counter ---- */
+
+static int counter_result_type(int dtype, int mode) {
+  (void)dtype, (void)mode;
+  return NPY_INT64;
+}
+
+static int counter_empty(const gl_rd_call *c) {
+  (void)c; /* the value slot starts zeroed: nothing counted */
+  return 0;
+}
+
+static int counter_cuda(const gl_rd_call *c) {
+  return glc_counter(c->variant->id, c->block, c->size, c->in[0], c->result, c->stream);
+}
+
+static int counter_cpu(const gl_rd_call *c) {
+  return glcpu_counter(c->variant->id, c->size, c->in[0], c->result);
+}
+
+static const gl_rd_op counter_op = {
+    &gl_ladder_counter, 1,          {"x"}, GL_DT(GLC_I32), counter_result_type, counter_empty,
+    counter_cuda,       counter_cpu};
+
+/* counter(x, variant, stream, block), all positional. */
+static PyObject *py_counter(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 4)
+    return PyErr_Format(PyExc_TypeError, "_core.counter takes 4 positional arguments");
+  return gl_rd_run(&counter_op, args, Py_None, args[1], args[2], args[3]);
+}
+
+/* ---- sin ---- */
+
+static int sin_cuda(const gl_ew_call *c) {
+  return glc_sin(c->variant->id, c->block, c->size, c->in[0], c->out, c->stream);
+}
+
+static int sin_cpu(const gl_ew_call *c) { return glcpu_sin(c->size, c->in[0], c->out); }
+
+static const gl_ew_op sin_op = {&gl_ladder_sin, 1, {"x"}, -1, GL_DT(GLC_F32), sin_cuda, sin_cpu};
+
+/* sin(x, variant, out, stream, block), all positional. */
+static PyObject *py_sin(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 5) return PyErr_Format(PyExc_TypeError, "_core.sin takes 5 positional arguments");
+  return gl_ew_run(&sin_op, args, args[1], args[2], args[3], args[4], NULL);
+}
+
+/* ---- lookup ---- */
+
+static int lookup_shape(cn_call *c) {
+  if (c->size[0] > GLC_LOOKUP_MAX_TABLE) {
+    PyErr_Format(PyExc_ValueError,
+                 "table has %zu entries; at most %d fit the __constant__ table (32 KiB)",
+                 c->size[0], GLC_LOOKUP_MAX_TABLE);
+    return -1;
+  }
+  if (c->size[0] == 0 && c->size[1] != 0) {
+    PyErr_Format(PyExc_ValueError, "table is empty; there is nothing to look idx up in");
+    return -1;
+  }
+  same_shape_result(c, 1, NPY_FLOAT32);
+  return 0;
+}
+
+static int lookup_cuda(const cn_call *c) {
+  return glc_lookup(c->variant->id, c->block, c->size[0], c->in[0], c->size[1], c->in[1], c->out,
+                    c->stream);
+}
+
+static int lookup_cpu(const cn_call *c) {
+  return glcpu_lookup(c->size[0], c->in[0], c->size[1], c->in[1], c->out);
+}
+
+static const cn_op lookup_op = {
+    &gl_ladder_lookup, 2,           {{"table", GL_DT(GLC_F32), 1}, {"idx", GL_DT(GLC_I32), -1}},
+    lookup_shape,      lookup_cuda, lookup_cpu};
+
+/* lookup(table, idx, variant, stream, block), all positional. */
+static PyObject *py_lookup(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 5) return PyErr_Format(PyExc_TypeError, "_core.lookup takes 5 positional arguments");
+  return cn_run(&lookup_op, args, args[2], args[3], args[4], NULL);
+}
+
+/* ---- the constants the Python side and the references share with the kernels ---- */
+
+static PyObject *py_constants(PyObject *m, PyObject *unused) {
+  return Py_BuildValue("{s:((ff)(ff)(ff)(ff)),s:i,s:i,s:i,s:i}", "divergence_paths",
+                       GLC_DIVERGENCE_SCALE_0, GLC_DIVERGENCE_SHIFT_0, GLC_DIVERGENCE_SCALE_1,
+                       GLC_DIVERGENCE_SHIFT_1, GLC_DIVERGENCE_SCALE_2, GLC_DIVERGENCE_SHIFT_2,
+                       GLC_DIVERGENCE_SCALE_3, GLC_DIVERGENCE_SHIFT_3, "max_iterations",
+                       GLC_DIVERGENCE_MAX_ITERATIONS, "max_trials", GLC_WARP_REDUCE_MAX_TRIALS,
+                       "max_table", GLC_LOOKUP_MAX_TABLE, "cpu_block", GLC_WARP_REDUCE_CPU_BLOCK);
+}
+
+static PyMethodDef concepts_methods[] = {
+    {"divergence", (PyCFunction)(void (*)(void))py_divergence, METH_FASTCALL,
+     "divergence(x, key, iterations, variant, stream, block): out = path[key & 3](x)."},
+    {"warp_reduce", (PyCFunction)(void (*)(void))py_warp_reduce, METH_FASTCALL,
+     "warp_reduce(x, trials, variant, stream, block): (2, blocks) int32: last sums, wrong counts."},
+    {"counter", (PyCFunction)(void (*)(void))py_counter, METH_FASTCALL,
+     "counter(x, variant, stream, block): one global counter incremented per non-zero element."},
+    {"sin", (PyCFunction)(void (*)(void))py_sin, METH_FASTCALL,
+     "sin(x, variant, out, stream, block): float32 sine."},
+    {"lookup", (PyCFunction)(void (*)(void))py_lookup, METH_FASTCALL,
+     "lookup(table, idx, variant, stream, block): np.take(table, idx, mode='clip')."},
+    {"_concepts_constants", py_constants, METH_NOARGS,
+     "The concepts lab's constants: divergence paths (scale, shift) and limits."},
+    {NULL}};
+
+static const gl_ladder *const concepts_ladders[] = {&gl_ladder_divergence, &gl_ladder_warp_reduce,
+                                                    &gl_ladder_counter,    &gl_ladder_sin,
+                                                    &gl_ladder_lookup,     NULL};
+
+const gl_lab gl_lab_module_concepts = {
+    .name = "concepts", .ladders = concepts_ladders, .methods = concepts_methods};

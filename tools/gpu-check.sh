@@ -21,8 +21,14 @@
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
-LOGS=$(mktemp -d)
-RESULTS=$(mktemp -d)
+# GPULAB_CHECK_DIR=<folder>: logs and results there (logs/, results/) instead of temporary
+# folders, so that a caller that stops this script early still has them (tools/gpu-check-lab.sh).
+if [ -n "${GPULAB_CHECK_DIR:-}" ]; then
+  LOGS=$GPULAB_CHECK_DIR/logs RESULTS=$GPULAB_CHECK_DIR/results
+  mkdir -p "$LOGS" "$RESULTS"
+else
+  LOGS=$(mktemp -d) RESULTS=$(mktemp -d)
+fi
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 GPULAB_RESULTS="$RESULTS" NCCL_NVLS_ENABLE=0
 # The device machine gets the tree without .git: pass GPULAB_COMMIT=<hash> there.

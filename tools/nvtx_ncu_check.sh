@@ -19,8 +19,10 @@ PY
 status=0
 for pair in "saxpy variant=2/:saxpy_vec16" "my step/:saxpy_per_element"; do
   filter=${pair%%:*} kernel=${pair##*:}
-  profiled=$(ncu --nvtx --nvtx-include "$filter" --metrics gpu__time_duration.sum python3 "$script" 2>&1 |
-    tee /dev/stderr | grep '==PROF== Profiling' | sed 's/.*Profiling "\([^"]*\)".*/\1/' | sort -u | tr '\n' ' ')
+  report=$(ncu --nvtx --nvtx-include "$filter" --metrics gpu__time_duration.sum python3 "$script" 2>&1)
+  echo "$report"
+  profiled=$(echo "$report" | grep '==PROF== Profiling' | sed 's/.*Profiling "\([^"]*\)".*/\1/' |
+    sort -u | tr '\n' ' ')
   echo "filter '$filter': profiled [$profiled] (want [$kernel ])"
   [ "$profiled" = "$kernel " ] || status=1
 done

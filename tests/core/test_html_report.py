@@ -97,8 +97,8 @@ def test_html_without_matplotlib_says_how_to_get_it(monkeypatch, tmp_path, capsy
 
 @needs_matplotlib
 def test_a_gpu_report_from_saved_results(tmp_path):
-    """The committed H100 main job (older than the 'bound' field and the L2 and FP64
-    ceilings): GPU and CPU panels, peers, the device table."""
+    """The committed H100 main job: GPU and CPU panels, peers, the device table; and the same
+    job without its L2 and FP64 ceilings, as files saved before gpulab measured them are."""
     with open(os.path.join(ROOT, "benchmarks", "results", "mainjob.json")) as f:
         saved = json.load(f)
     text = html_report.build(saved["meta"], saved["results"])
@@ -109,8 +109,14 @@ def test_a_gpu_report_from_saved_results(tmp_path):
     assert "x torch" in text and "x cupy" in text
     assert "nbody_accel[5 multibody_split]" in text  # the GPU's best, on the roofline
     assert "of FP32 FMA" in text and "of HBM copy" in text
+    assert "these ceilings lack" not in text
+    # files saved before the L2 and FP64 ceilings say what their roofline lacks
+    for where in ("gpu", "cpu"):
+        for key in ("l2_copy_gbps", "l2_copy_bytes", "l2_copy_passes", "fma64_gflops"):
+            saved["meta"]["ceilings"][where].pop(key, None)
+    text = html_report.build(saved["meta"], saved["results"])
     assert "these ceilings lack L2 copy, FP64 FMA" in text
-    # with today's ceilings the table has the L2 and FP64 columns filled, and no such note
+    # and a table with them fills the L2 and FP64 columns
     saved["meta"]["ceilings"]["gpu"].update(l2_copy_gbps=8765.4, fma64_gflops=31234.5)
     saved["meta"]["ceilings"]["cpu"].update(fma64_gflops=121.9)
     text = html_report.build(saved["meta"], saved["results"])

@@ -12,12 +12,21 @@ int gl_dtype_code(PyArray_Descr *dtype) {
       return GLC_I32;
     case NPY_INT64:
       return GLC_I64;
+    case NPY_UINT8:
+      return GLC_U8;
+    case NPY_INT8:
+      return GLC_I8;
+    case NPY_UINT16:
+      return GLC_U16;
+    case NPY_INT16:
+      return GLC_I16;
     default:
       return -1;
   }
 }
 
-static const char *const dtype_names[GL_DTYPE_COUNT] = {"float32", "float64", "int32", "int64"};
+static const char *const dtype_names[GL_DTYPE_COUNT] = {"float32", "float64", "int32",  "int64",
+                                                        "uint8",   "int8",    "uint16", "int16"};
 
 const char *gl_dtype_name(int code) {
   return code >= 0 && code < GL_DTYPE_COUNT ? dtype_names[code] : "unknown";

@@ -29,8 +29,18 @@ extern "C" {
 typedef void *glc_stream;
 typedef void *glc_event;
 
-/* Element types understood by the kernels. */
-enum glc_dtype { GLC_F32 = 0, GLC_F64 = 1, GLC_I32 = 2, GLC_I64 = 3 };
+/* Element types understood by the kernels. The small integer types are the histogram lab's
+ * (uint8 images and byte data); every other op's dtype mask leaves them out. */
+enum glc_dtype {
+  GLC_F32 = 0,
+  GLC_F64 = 1,
+  GLC_I32 = 2,
+  GLC_I64 = 3,
+  GLC_U8 = 4,
+  GLC_I8 = 5,
+  GLC_U16 = 6,
+  GLC_I16 = 7
+};
 
 /* True (non-null) only when the CUDA part is linked in. */
 GLC_API int glc_cuda_built(void);

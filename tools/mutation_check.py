@@ -112,6 +112,27 @@ PLANTS: List[Plant] = [
           find="  return min(max(i, 0), table_size - 1);",
           replace="  return min(max(i, 0), table_size);",
           tool="memcheck", driver=("concepts.py", "--only", "lookup:1")),
+    # The RGB merge runs one bin past the 3 x 256: a shared read past the columns and a global
+    # atomic past the counts.
+    Plant("histogram-rgb-merge-one-past", "histogram", "read and write one past the end",
+          "cuda/histogram/rgb.cu", after="rgb_privatized(",
+          find="k < rgb_bins; k += blockDim.x", replace="k <= rgb_bins; k += blockDim.x",
+          tool="memcheck", driver=("histogram.py", "--only", "histogram_rgb:1")),
+    # range=None's data range: thread 0 reads the other warps' partials without the barrier.
+    Plant("histogram-data-range-missing-syncthreads", "histogram",
+          "missing __syncthreads() before reading other warps' shared partials",
+          "cuda/histogram/histogram.cu", after="__global__ void histogram_data_range(",
+          find="  __syncthreads();  // every warp's partial is in\n", replace="",
+          tool="racecheck",
+          driver=("histogram.py", "--only", "histogram:3", "--inputs", "device")),
+    # Lane columns over several tiles of bins: the next tile zeroes the columns while other
+    # threads still read them for the merge.
+    Plant("histogram-lane-columns-missing-tile-barrier", "histogram",
+          "missing __syncthreads() between a tile's merge and the next tile's zeroing",
+          "cuda/histogram/lane_columns.cu", after="histogram_lane_columns(",
+          find="    __syncthreads();  // merged before the next tile zeroes the columns\n",
+          replace="", tool="racecheck",
+          driver=("histogram.py", "--only", "histogram:3", "--inputs", "device")),
 ]
 
 

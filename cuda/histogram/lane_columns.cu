@@ -53,6 +53,10 @@ __global__ void __launch_bounds__(1024)
     for (int k = threadIdx.x; k < words; k += blockDim.x) columns[k] = 0;
     __syncthreads();  // zeroed before any thread counts
     auto count = [&](T v) {
+      if constexpr (Binner::whole_byte_range) {  // one tile of 256 bins x 32 columns, no test
+        atomicAdd(columns + ((bin_of(v) << 5) | (threadIdx.x & 31)), 1u);
+        return;
+      }
       const int b = bin_of(v) - tile0;
       if (static_cast<unsigned>(b) < static_cast<unsigned>(tile_bins))
         atomicAdd(columns + ((b << column_shift) | my_column), 1u);

@@ -148,5 +148,8 @@ int glc_histogram_atomic_family(int variant, int block, int dtype, size_t n, con
 int glc_histogram_lane_columns_family(int block, int dtype, size_t n, const void *x, long long lo,
                                       int bins, const glc_float_bins *float_bins, const void *edges,
                                       unsigned long long *counts, cudaStream_t stream);
+// Variant 4 (cub.cu): integer data, lo + bins within reach of the type, n >= 1.
+int glc_histogram_cub(int dtype, size_t n, const void *x, long long lo, int bins,
+                      unsigned long long *counts, cudaStream_t stream);
 
 #endif

@@ -111,7 +111,8 @@ extern "C" int glc_histogram(int variant, int block, int dtype, size_t n, const 
                              long long lo, int bins, const glc_float_bins *float_bins,
                              long long *counts, glc_stream stream) {
   if (variant != GLC_HISTOGRAM_GLOBAL_ATOMIC && variant != GLC_HISTOGRAM_SHARED &&
-      variant != GLC_HISTOGRAM_WARP_AGGREGATED && variant != GLC_HISTOGRAM_LANE_COLUMNS)
+      variant != GLC_HISTOGRAM_WARP_AGGREGATED && variant != GLC_HISTOGRAM_LANE_COLUMNS &&
+      variant != GLC_HISTOGRAM_CUB)
     return glc_fail(cudaErrorInvalidValue, "glc_histogram(variant)");
   if (block < 32 || block > 1024 || (block & (block - 1)) != 0)
     return glc_fail(cudaErrorInvalidValue, "glc_histogram(block)");
@@ -120,6 +121,8 @@ extern "C" int glc_histogram(int variant, int block, int dtype, size_t n, const 
   const size_t element = element_size(dtype);
   if (element == 0) return glc_fail(cudaErrorInvalidValue, "glc_histogram(dtype)");
   const bool floating = dtype == GLC_F32 || dtype == GLC_F64;
+  if (floating && variant == GLC_HISTOGRAM_CUB)
+    return glc_fail(cudaErrorNotSupported, "glc_histogram(variant 4 takes integer data)");
   if (floating && (float_bins == nullptr || float_bins->edges == nullptr ||
                    (dtype == GLC_F64 && !float_bins->bin_f64) ||
                    (float_bins->bin_f64 && !float_bins->div_f64) || !(float_bins->denom > 0)))
@@ -138,6 +141,7 @@ extern "C" int glc_histogram(int variant, int block, int dtype, size_t n, const 
     if (code) return code;
   }
   auto *out = reinterpret_cast<unsigned long long *>(counts);
+  if (variant == GLC_HISTOGRAM_CUB) return glc_histogram_cub(dtype, n, x, lo, bins, out, s);
   if (variant == GLC_HISTOGRAM_LANE_COLUMNS)
     return glc_histogram_lane_columns_family(block, dtype, n, x, lo, bins, float_bins, edges.ptr,
                                              out, s);

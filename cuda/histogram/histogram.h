@@ -20,6 +20,7 @@ enum glc_histogram_variant {
   GLC_HISTOGRAM_SHARED = 1,          /* a 32-bit histogram per block in shared memory */
   GLC_HISTOGRAM_WARP_AGGREGATED = 2, /* ... with equal bins of a warp added once (match_any) */
   GLC_HISTOGRAM_LANE_COLUMNS = 3,    /* one column per lane, 16-byte loads */
+  GLC_HISTOGRAM_CUB = 4,             /* CUB DeviceHistogram::HistogramEven, integer data */
   GLC_HISTOGRAM_CPU_SERIAL = 100,
   GLC_HISTOGRAM_CPU_OPENMP = 101
 };
@@ -52,6 +53,7 @@ typedef struct {
  * v - lo for lo <= v < lo + bins, and v == lo + bins in the last bin; float_bins is unused.
  * Float dtypes (GLC_F32, GLC_F64): float_bins says how; lo is unused. counts is device memory;
  * it is overwritten (zeroed first). block: threads per block. */
+/* Variant GLC_HISTOGRAM_CUB takes integer data only (cudaErrorNotSupported for float data). */
 GLC_API int glc_histogram(int variant, int block, int dtype, size_t n, const void *x, long long lo,
                           int bins, const glc_float_bins *float_bins, long long *counts,
                           glc_stream stream);

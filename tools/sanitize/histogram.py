@@ -83,6 +83,8 @@ def histogram(r, rng):
         for x, bins, rng_ in cases:
             want = ref.numpy_histogram(x, bins, rng_)[0]
             for v in variants:
+                if x.dtype.name not in v.dtypes:
+                    continue  # refused by design (CUB's variant takes integer data)
                 r.run(gl.histogram_counts, v, x, want, f"{x.dtype} n={n} bins={bins}",
                       bins=bins, range=rng_)
     # views whose start and end fall inside 16-byte vectors

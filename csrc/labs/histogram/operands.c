@@ -14,7 +14,9 @@
 
 static int check_layout(const hg_op *op, int ndim, const Py_ssize_t *shape, PyArray_Descr *dtype,
                         const void *ptr, hg_call *call) {
-  if (gl_check_dtype_in(dtype, op->dtypes, op->arg) < 0) return -1;
+  /* the variant's own dtypes: a variant may take fewer than the op (CUB: integer data) */
+  const unsigned both = op->dtypes & call->variant->dtypes;
+  if (gl_check_dtype_in(dtype, both ? both : call->variant->dtypes, op->arg) < 0) return -1;
   if (op->last_dim && shape[ndim - 1] != op->last_dim) {
     PyErr_Format(PyExc_ValueError, "%s must have %zd values in its last dimension, got %zd",
                  op->arg, op->last_dim, shape[ndim - 1]);

@@ -50,6 +50,18 @@ static const gl_variant histogram_variants[] = {
      .dtypes = HISTOGRAM_DTYPES,
      .flags = GL_BEST | GL_DETERMINISTIC,
      .tunables = {{"block", {64, 128, 256, 512, 1024, 0}, 512}}},
+    {.id = GLC_HISTOGRAM_CUB,
+     .name = "cub",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "CUB's DeviceHistogram::HistogramEven (the toolkit's CCCL), the reference: "
+                "integer data only, the value lo + bins moved into the last bin on the way in "
+                "(CUB's levels are half-open, np.histogram's last bin is closed). CUB bins "
+                "floats as (x - lo) * scale, which differs from NumPy on some edges.",
+     .seed = "CUB DeviceHistogram (reference implementation)",
+     .kernels = "glc_histogram_cub",
+     .library = "CUB DeviceHistogram::HistogramEven",
+     .dtypes = HISTOGRAM_INT_DTYPES,
+     .flags = GL_DETERMINISTIC},
     {.id = GLC_HISTOGRAM_CPU_SERIAL,
      .name = "serial",
      .backend = GL_BACKEND_CPU,

@@ -40,7 +40,8 @@ def ladder(case, fn, host, args, want, repeat, copy_gbps, **kw):
     for v in cuda_variants(fn.__gpulab_op__.name):
         if host.dtype.name not in v.dtypes:
             continue  # CUB's rung takes integer data only
-        got = fn(x, *args, variant=v.id, **kw).get()
+        got = fn(x, *args, variant=v.id, **kw)
+        got = got.get() if isinstance(got, gl.DeviceArray) else got
         if not np.array_equal(got, want):
             raise SystemExit(f"{case}: variant {v.id} ({v.name}) gives wrong counts")
         r = gl.bench(fn, x, *args, variant=v.id, repeat=repeat, peers=True, **kw)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import CudaView, GPU, block_params, variant_params, variant_where_params
+from conftest import CudaView, block_params, variant_params, variant_where_params
 from references.histogram import assert_counts_equal, numpy_histogram
 
 HIST_VW = variant_where_params("histogram")

@@ -7,12 +7,12 @@ bincount-like path for integer data, and S4 section 8's per-channel RGB histogra
     gl.histogram_rgb(img)                                    # (3, 256) int64
 
 Float data (float32, float64) follows np.histogram exactly, edges included: the range given, or
-for range=None the data's smallest and largest values (found where the variant runs; NaN or Inf
-there raise ValueError, as NumPy does; equal ones widen by 0.5 each way; empty data takes
-(0, 1)); values outside the range and NaN are not counted; the last bin is closed. The bin of a
-value is NumPy's own: an estimate from NumPy's arithmetic in NumPy's dtypes, corrected by one
-against the edges, so values on an edge land where NumPy puts them. The edges have NumPy's dtype
-(float32 for float32 data with a range of Python floats).
+for range=None the data's smallest and largest values (found on the device for device arrays,
+on the host for NumPy arrays; NaN or Inf there raise ValueError, as NumPy does; equal ones widen
+by 0.5 each way; empty data takes (0, 1)); values outside the range and NaN are not counted; the
+last bin is closed. The bin of a value is NumPy's own: an estimate from NumPy's arithmetic in
+NumPy's dtypes, corrected by one against the edges, so values on an edge land where NumPy puts
+them. The edges have NumPy's dtype (float32 for float32 data with a range of Python floats).
 
 Integer data (uint8, int8, uint16, int16, int32) takes unit-width bins only: bin k counts the
 value lo + k, and the value lo + bins joins the last bin (np.histogram's closed last bin). range

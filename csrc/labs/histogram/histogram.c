@@ -93,7 +93,9 @@ static PyObject *py_histogram(PyObject *m, PyObject *const *args, Py_ssize_t nar
 }
 
 /* histogram_data_range(x, variant, stream): (lo, hi, has_nan) of float data, n >= 1, computed
- * where the variant runs. */
+ * where the data is: on the device for device arrays (a CUDA variant), on the host for NumPy
+ * arrays whatever the variant (their data is in host memory until the counting call copies it,
+ * and a kernel must never be handed a host pointer). */
 static PyObject *py_histogram_data_range(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 3)
     return PyErr_Format(PyExc_TypeError, "_core.histogram_data_range takes 3 positional arguments");
@@ -105,7 +107,7 @@ static PyObject *py_histogram_data_range(PyObject *m, PyObject *const *args, Py_
     int has_nan = 0, code;
     if (c.n == 0) {
       PyErr_SetString(PyExc_ValueError, "x is empty: it has no data range");
-    } else if (c.variant->backend == GL_BACKEND_CUDA) {
+    } else if (device != NULL) {
       Py_BEGIN_ALLOW_THREADS
       code = glc_histogram_data_range(c.dtype, c.n, c.x, &lo, &hi, &has_nan, c.stream);
       Py_END_ALLOW_THREADS

@@ -63,16 +63,26 @@ __global__ void __launch_bounds__(1024)
     const size_t tail = head + 16 * vectors;
     if (tid < head) count(static_cast<int>(tid % 3), img[tid]);
     if (tid < elements - tail) count(static_cast<int>((tail + tid) % 3), img[tail + tid]);
+    // The channel of each vector's first byte, kept up to date by adding stride % 3 per step
+    // instead of a 64-bit modulo per vector.
+    const int stride_channels = static_cast<int>(stride % 3);
+    int first_channel = static_cast<int>((head + tid) % 3);
     for (size_t v = tid; v < vectors; v += stride) {
       const uint4 r = __ldcs(body + v);
       const unsigned words[4] = {r.x, r.y, r.z, r.w};
-      const int first_channel = static_cast<int>((head + v) % 3);
+      // the column address of value 0 of the channel of bytes j = 0, 1, 2 (mod 3)
+      unsigned base[3];
 #pragma unroll
-      for (int j = 0; j < 16; ++j) {
-        int channel = first_channel + j % 3;
+      for (int c = 0; c < 3; ++c) {
+        int channel = first_channel + c;
         if (channel >= 3) channel -= 3;
-        count(channel, static_cast<T>(words[j / 4] >> (8 * (j % 4))));
+        base[c] = (static_cast<unsigned>(channel * GLC_HISTOGRAM_RGB_BINS) << 5) | lane;
       }
+#pragma unroll
+      for (int j = 0; j < 16; ++j)
+        atomicAdd(columns + base[j % 3] + (((words[j / 4] >> (8 * (j % 4))) & 255u) << 5), 1u);
+      first_channel += stride_channels;
+      if (first_channel >= 3) first_channel -= 3;
     }
   } else {
     for (size_t i = tid; i < elements; i += stride) count(static_cast<int>(i % 3), img[i]);

@@ -115,10 +115,14 @@ static PyObject *py_histogram_data_range(PyObject *m, PyObject *const *args, Py_
         gl_raise_cuda(code);
       else
         result = Py_BuildValue("(ddO)", lo, hi, has_nan ? Py_True : Py_False);
-    } else if (glcpu_histogram_data_range(c.dtype, c.n, c.x, &lo, &hi, &has_nan) == 0) {
-      result = Py_BuildValue("(ddO)", lo, hi, has_nan ? Py_True : Py_False);
     } else {
-      PyErr_SetString(PyExc_RuntimeError, "histogram_data_range failed on the CPU");
+      Py_BEGIN_ALLOW_THREADS
+      code = glcpu_histogram_data_range(c.dtype, c.n, c.x, &lo, &hi, &has_nan);
+      Py_END_ALLOW_THREADS
+      if (code)
+        PyErr_SetString(PyExc_RuntimeError, "histogram_data_range failed on the CPU");
+      else
+        result = Py_BuildValue("(ddO)", lo, hi, has_nan ? Py_True : Py_False);
     }
   }
   Py_XDECREF(device);

@@ -120,14 +120,16 @@ def test_without_a_gpu_it_shows_the_source_and_says_why():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("v", CUDA_VARIANTS)
-def test_the_kernels_that_launch_are_the_ones_the_table_names(v):
+def test_the_kernels_that_launch_are_named_in_the_table(v):
     r = gl.inspect(v.op, v.id, sass=False)
     assert r.gpu_note is None and r.launches_counted > 0 or v.library
     if v.library:
         # the library's kernels are launched by it, not through gpulab's launch: none noted
         assert r.launched == set()
         return
-    assert r.launched == set(v.kernels), (
+    # The table names every kernel the variant may launch; a call on the inspect example may
+    # skip some (a pass for another dtype or size), but never launch one it does not name.
+    assert r.launched and r.launched <= set(v.kernels), (
         f"{v.op}[{v.id}] launched {sorted(r.launched)}, its table names {list(v.kernels)}")
     major, minor = gl.device_info()["compute_capability"]
     for k in r.kernels:

@@ -43,7 +43,7 @@ int cub_scan(bool inclusive, size_t n, const In *x, void *out, cudaStream_t stre
   size_t bytes = 0;
   int code = run(nullptr, bytes);
   GlcDeviceBuffer temp;
-  GLC_TRY(code, temp.allocate(bytes, stream));
+  GLC_TRY(code, temp.allocate(bytes ? bytes : 1, stream));  // non-null: null asks for the size
   GLC_TRY(code, run(temp.ptr, bytes));
   return code;
 }
@@ -68,7 +68,7 @@ int cub_select(size_t n, const T *x, const unsigned char *mask, void *out, bool 
   size_t bytes = 0;
   int code = run(nullptr, bytes);
   GlcDeviceBuffer temp;
-  GLC_TRY(code, temp.allocate(bytes, stream));
+  GLC_TRY(code, temp.allocate(bytes ? bytes : 1, stream));  // non-null: null asks for the size
   GLC_TRY(code, run(temp.ptr, bytes));
   return code;
 }

@@ -89,8 +89,8 @@ def scan(x, op="sum", inclusive=True, variant=None, block=None, stream=None):
 
 
 def _compact_cost(x, mask=None, **_):
-    # x (and the mask) read once; the kept elements written: counted from the mask when given
-    kept = numel(x) if mask is None else int(np.count_nonzero(_host(mask)))
+    # x (and the mask) read once; the kept elements written (counted on the host, once a bench)
+    kept = int(np.count_nonzero(_host(x if mask is None else mask)))
     itemsize = nbytes(x) // max(numel(x), 1)
     mask_bytes = 0 if mask is None else numel(mask)
     return Cost(bytes=nbytes(x) + mask_bytes + kept * itemsize, flops=0)

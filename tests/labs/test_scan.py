@@ -147,7 +147,7 @@ def test_default_scan_over_2_31_elements():
     """int32 ones: y[i] = i + 1 exceeds int32 (int64 accumulation) and i exceeds 2^31 (64-bit
     indexing). 2^31 + 4097 elements: 8.6 GB in, 17.2 GB out."""
     n = (1 << 31) + 4097
-    if gl.device_info().get("total_global_mem", 0) < 40 << 30:
+    if gl.device_info().get("total_memory", 0) < 40 << 30:
         pytest.skip("needs 40 GB of device memory (26 GB of arrays and the pool's room)")
     d = gl.to_device(np.ones(n, dtype=np.int32))
     got = gl.scan(d)

@@ -21,14 +21,11 @@ from .._op import Cost, nbytes, numel, op
 
 EXPORTS = ("scan", "compact", "nonzero")
 
-_RESULT_ITEMSIZE_INT32_SUM = 8
-
 
 def _result_itemsize(x, op):
-    dtype = np.dtype(getattr(x, "dtype", np.float32))
-    if str(dtype) == "int32" and op == "sum":
-        return _RESULT_ITEMSIZE_INT32_SUM
-    return dtype.itemsize
+    # int32 sums are int64, as np.cumsum's
+    itemsize = nbytes(x) // max(numel(x), 1)
+    return 8 if (str(x.dtype) in ("int32", "torch.int32") and op == "sum") else itemsize
 
 
 def _scan_cost(x, op="sum", **_):
@@ -110,7 +107,6 @@ def _torch_compact(x, mask=None, **_):
 
 
 def _cupy_compact(x, mask=None, **_):
-    import cupy
     cx = _peers.as_peer("cupy", x)
     cm = _peers.as_peer("cupy", mask) if mask is not None else None
     if cm is None:

@@ -15,9 +15,6 @@ import math
 
 import numpy as np
 
-IDENTITY = {"sum": 0, "max": "lowest", "min": "highest"}
-
-
 def identity(op, dtype):
     dtype = np.dtype(dtype)
     if op == "sum":

@@ -2,6 +2,7 @@
 // (CCCL), the references the ladders are measured against. The scan takes the lab's operators
 // (NaN-propagating max and min) and reads the input through a conversion to the accumulator
 // type, so int32 sums accumulate in int64 as the other variants do.
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
@@ -25,6 +26,12 @@ struct convert_to {
 template <typename T>
 struct is_nonzero {
   __host__ __device__ bool operator()(T v) const { return v != T(0); }
+};
+
+// A mask byte as a count: NumPy's bools are 0 or 1, but any non-zero byte is kept, as the
+// compaction kernels keep it.
+struct kept_count {
+  __host__ __device__ long long operator()(unsigned char b) const { return b != 0 ? 1 : 0; }
 };
 
 template <typename Op, typename In>
@@ -89,4 +96,19 @@ int glc_compact_cub(int dtype, size_t n, const void *x, const unsigned char *mas
     using T = decltype(element);
     return cub_select<T>(n, static_cast<const T *>(x), mask, out, index_out, count, stream);
   });
+}
+
+extern "C" int glc_count_true(size_t n, const unsigned char *mask, long long *count,
+                              glc_stream stream) {
+  if (n == 0 || mask == nullptr || !glc_all_aligned(sizeof(long long), count))
+    return glc_fail(cudaErrorInvalidValue, "glc_count_true");
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  auto flags = thrust::make_transform_iterator(mask, kept_count{});
+  const long long items = static_cast<long long>(n);
+  size_t bytes = 0;
+  int code = GLC_CUDA(cub::DeviceReduce::Sum, nullptr, bytes, flags, count, items, s);
+  GlcDeviceBuffer temp;
+  GLC_TRY(code, temp.allocate(bytes ? bytes : 1, s));  // non-null: null asks for the size
+  GLC_TRY(code, GLC_CUDA(cub::DeviceReduce::Sum, temp.ptr, bytes, flags, count, items, s));
+  return code;
 }

@@ -44,9 +44,16 @@ GLC_API int glc_scan(int variant, int block, int op, int inclusive, int dtype, s
 
 /* out = the elements of x (n >= 1, any of the four dtypes) where mask[i] != 0 (mask: n bytes,
  * NumPy bools) or, without a mask (NULL), where x[i] != 0, in order; *count (device memory, one
- * int64) = how many. out has room for n elements. */
+ * int64) = how many. out has room for the kept elements. */
 GLC_API int glc_compact(int variant, int dtype, size_t n, const void *x, const unsigned char *mask,
                         void *out, long long *count, glc_stream stream);
+
+/* *count (device memory, one int64) = how many of the n >= 1 mask bytes are not zero: the
+ * binding's sizing pass, which lets a masked compaction on device arrays write straight into a
+ * result of exactly that length. Through CUB's DeviceReduce (its launches are CUB's, not a
+ * variant's). */
+GLC_API int glc_count_true(size_t n, const unsigned char *mask, long long *count,
+                           glc_stream stream);
 
 /* out = the indices i (int64) where x[i] != 0, in order; *count as for glc_compact. */
 GLC_API int glc_nonzero(int variant, int dtype, size_t n, const void *x, long long *out,

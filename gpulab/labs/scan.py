@@ -126,8 +126,10 @@ def compact(x, mask=None, variant=None, stream=None):
     """The elements of x where mask is True (x[mask]), or without a mask where x != 0
     (x[x != 0]: NaN is kept, -0.0 is not), in order, as a 1-D array of x's dtype. x: float32,
     float64, int32 or int64; mask: a bool array of x's shape, on the same side (NumPy or device)
-    as x. The result's length is known only when the kernels finish, so the device path waits
-    for the count before it returns (as torch.masked_select does)."""
+    as x. On device arrays the result's length must be known before it is returned, so the call
+    waits for it, as torch.masked_select does: with a mask the mask's True values are counted
+    first and the variant writes straight into the result; without one the variant writes into
+    an array of x's length and the kept elements are copied into one of their own."""
     return _core.compact(x, mask, variant, stream)
 
 

@@ -10,6 +10,7 @@
 #include "csrc/core/runtime.h"
 #include "csrc/core/stream.h"
 #include "csrc/core/transfer.h"
+#include "cuda/scan/scan.h"
 #include "variants.h"
 
 /* Below this many elements a CPU variant keeps the GIL: releasing it costs more. */
@@ -256,6 +257,56 @@ static PyObject *select_on_host(const sc_op *op, PyObject *x_obj, PyObject *mask
   return result;
 }
 
+/* The count, waited for (without the GIL). */
+static int read_count(const sc_call *call, long long *count) {
+  int code;
+  Py_BEGIN_ALLOW_THREADS
+  code = gl_d2h(count, call->count, sizeof *count, call->stream, GL_PATH_AUTO);
+  Py_END_ALLOW_THREADS
+  return code;
+}
+
+/* With a mask, its kept bytes are counted first (glc_count_true: n bytes read, a tenth of what
+ * the compaction moves at 4-byte elements), so the variant writes straight into a result of
+ * exactly that length: no second copy of the kept elements. */
+static int select_sized_by_mask(const sc_op *op, sc_call *call, PyArray_Descr *descr,
+                                PyObject *keep, gl_DeviceArrayObject **out) {
+  long long count = 0;
+  int code = glc_count_true(call->n, call->mask, call->count, call->stream);
+  if (!code) code = read_count(call, &count);
+  if (code) return gl_raise_cuda(code) ? 0 : -1;
+  const Py_ssize_t length = (Py_ssize_t)count;
+  if (!(*out = gl_devarray_empty(1, &length, descr, call->stream, keep))) return -1;
+  if (length == 0) return 0;
+  call->out = (*out)->ptr;
+  code = op->run_cuda(call);
+  return code ? (gl_raise_cuda(code) ? 0 : -1) : 0;
+}
+
+/* Without a mask the count is known only after the run: the variant writes into an array of n,
+ * and the kept elements are copied into one of their exact length (or the full one is the result
+ * when everything was kept). */
+static int select_then_copy(const sc_op *op, sc_call *call, PyArray_Descr *descr, PyObject *keep,
+                            gl_DeviceArrayObject **full, gl_DeviceArrayObject **out) {
+  const Py_ssize_t n = (Py_ssize_t)call->n;
+  if (!(*full = gl_devarray_empty(1, &n, descr, call->stream, keep))) return -1;
+  call->out = (*full)->ptr;
+  long long count = 0;
+  int code = op->run_cuda(call);
+  if (!code) code = read_count(call, &count);
+  if (code) return gl_raise_cuda(code) ? 0 : -1;
+  if (count == n) {
+    *out = *full;
+    *full = NULL;
+    return 0;
+  }
+  const Py_ssize_t length = (Py_ssize_t)count;
+  if (!(*out = gl_devarray_empty(1, &length, descr, call->stream, keep))) return -1;
+  if (length == 0) return 0;
+  code = glc_memcpy_async((*out)->ptr, (*full)->ptr, (size_t)(*out)->nbytes, call->stream);
+  return code ? (gl_raise_cuda(code) ? 0 : -1) : 0;
+}
+
 static PyObject *select_on_device(const sc_op *op, PyObject *x_obj, PyObject *mask_obj,
                                   PyObject *stream_obj, sc_call *call) {
   if (gl_require_gpu(op->ladder->op) < 0) return NULL;
@@ -275,35 +326,13 @@ static PyObject *select_on_device(const sc_op *op, PyObject *x_obj, PyObject *ma
            (i64 = PyArray_DescrFromType(NPY_INT64)) != NULL;
   const Py_ssize_t n = ok ? (Py_ssize_t)call->n : 0;
   if (ok && n == 0) ok = (out = gl_devarray_empty(1, &n, descr, call->stream, keep)) != NULL;
-  if (ok && n > 0) {
-    ok = (full = gl_devarray_empty(1, &n, descr, call->stream, keep)) != NULL &&
-         (dev_count = gl_devarray_empty(1, &one, i64, call->stream, NULL)) != NULL;
-  }
+  if (ok && n > 0) ok = (dev_count = gl_devarray_empty(1, &one, i64, call->stream, NULL)) != NULL;
   if (ok && n > 0) {
     call->x = x->ptr;
     call->mask = mask ? mask->ptr : NULL;
-    call->out = full->ptr;
     call->count = dev_count->ptr;
-    long long count = 0;
-    int code = op->run_cuda(call);
-    if (!code) {
-      Py_BEGIN_ALLOW_THREADS
-      code = gl_d2h(&count, dev_count->ptr, sizeof count, call->stream, GL_PATH_AUTO);
-      Py_END_ALLOW_THREADS
-    }
-    if (code) {
-      ok = gl_raise_cuda(code) != NULL;
-    } else if (count == n) {
-      out = full; /* everything kept: the full array is the result */
-      full = NULL;
-    } else {
-      const Py_ssize_t length = (Py_ssize_t)count;
-      ok = (out = gl_devarray_empty(1, &length, descr, call->stream, keep)) != NULL;
-      if (ok && length) {
-        code = glc_memcpy_async(out->ptr, full->ptr, (size_t)out->nbytes, call->stream);
-        if (code) ok = gl_raise_cuda(code) != NULL;
-      }
-    }
+    ok = (mask ? select_sized_by_mask(op, call, descr, keep, &out)
+               : select_then_copy(op, call, descr, keep, &full, &out)) == 0;
   }
   if (ok) {
     gl_devarray_use(x, call->stream, keep);

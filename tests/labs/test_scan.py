@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import block_params, rng_for, variant_params
+from conftest import CudaView, block_params, rng_for, variant_params
 from references import scan as ref
 
 # 0, 1, a warp +-1, a block of 256 / 512 / 1024 threads +-1, a chunk of 2 x 1024, a tile of the
@@ -140,6 +140,40 @@ def test_scan_on_a_user_stream(v):
     got = gl.scan(gl.to_device(x), "min", variant=v.id, stream=s)
     s.synchronize()
     np.testing.assert_array_equal(got.get(), np.minimum.accumulate(x))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", (np.float32, np.int64), ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("v", variant_params("scan", backend="cuda"))
+def test_scan_of_a_view_off_the_16_byte_grain(v, dtype):
+    """x one element past a 16-byte boundary: the vectorized variants take their scalar path
+    for every tile, full ones too."""
+    n = 3 * 4096 + 5
+    full = small_integers(rng_for(v.id, "view"), n + 1, dtype)
+    base = gl.to_device(full)
+    view = CudaView(base, (n,), offset=np.dtype(dtype).itemsize, readonly=True)
+    for inclusive in (True, False):
+        got = gl.scan(view, variant=v.id, inclusive=inclusive).get()
+        want, out_dtype = ref.reference(full[1:], "sum", inclusive)
+        np.testing.assert_array_equal(got, want.astype(out_dtype))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", ("scan", "compact"))
+def test_single_pass_is_exact_run_after_run(op):
+    """The look-back's races, if any, show as a wrong prefix in some runs: 20 runs over 2^22 + 3
+    int64 elements (2049 tiles a run) must all be exact."""
+    n = (1 << 22) + 3
+    rng = rng_for(op, "repeat")
+    x = small_integers(rng, n, np.int64)
+    mask = rng.random(n) < 0.5
+    dx, dmask = gl.to_device(x), gl.to_device(mask)
+    best = next(v for v in gl.variants(op) if v.backend == "cuda" and v.best)
+    want = np.cumsum(x) if op == "scan" else x[mask]
+    for run_index in range(20):
+        got = (gl.scan(dx, variant=best.id) if op == "scan"
+               else gl.compact(dx, dmask, variant=best.id)).get()
+        np.testing.assert_array_equal(got, want, err_msg=f"run {run_index}")
 
 
 @pytest.mark.gpu

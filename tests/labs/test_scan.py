@@ -12,9 +12,9 @@ from conftest import CudaView, block_params, rng_for, variant_params
 from references import scan as ref
 
 # 0, 1, a warp +-1, a block of 256 / 512 / 1024 threads +-1, a chunk of 2 x 1024, a tile of the
-# vectorized variants (4096 4-byte or 2048 8-byte elements) +-1, many tiles +-1, odd
+# vectorized variants (4096 4-byte or 2048 8-byte elements) +-1, many tiles +-1, 2^20 + 1, odd
 SIZES = (0, 1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096,
-         4097, 37 * 4096 - 1, 37 * 4096 + 1, (1 << 20) - 1, (1 << 20) + 1, 100_003)
+         4097, 37 * 4096 - 1, 37 * 4096 + 1, (1 << 20) + 1, 100_003)
 DTYPES = (np.float32, np.float64, np.int32, np.int64)
 OPS = ("sum", "max", "min")
 WHERES = ("numpy", "device")

@@ -133,6 +133,19 @@ PLANTS: List[Plant] = [
           find="    __syncthreads();  // merged before the next tile zeroes the columns\n",
           replace="", tool="racecheck",
           driver=("histogram.py", "--only", "histogram:3", "--inputs", "device")),
+    # The look-back scan's tail (a partial last tile) writes one element past y's end.
+    Plant("scan-write-past-end", "scan", "off-by-one global write", "cuda/scan/shuffle.cu",
+          after="__device__ __forceinline__ void store_tile(",
+          find="        if (i < n) y[i] = v[r][k];",
+          replace="        if (i <= n) y[i] = v[r][k];",
+          tool="memcheck", driver=("scan.py", "--only", "scan:5")),
+    # Blelloch's up-sweep without its barrier: each step reads partial sums that other threads
+    # of the step before may not have written yet (shared memory, which racecheck watches).
+    Plant("scan-missing-syncthreads", "scan", "missing __syncthreads() in a shared tree",
+          "cuda/scan/ops.cuh", after="__device__ Acc glc_blelloch_chunk(",
+          find="  for (unsigned d = half; d > 0; d >>= 1, offset <<= 1) {\n    __syncthreads();\n",
+          replace="  for (unsigned d = half; d > 0; d >>= 1, offset <<= 1) {\n",
+          tool="racecheck", driver=("scan.py", "--only", "scan:1", "--inputs", "device")),
 ]
 
 

@@ -1,0 +1,187 @@
+// Compaction variants 0-1 (S3 5.3: stream compaction is a scan of keep-flags, then a scatter):
+// compact keeps the elements whose flag is set (a NumPy bool mask, or x != 0), nonzero writes
+// their indices. Both on the tiles of the bandwidth-bound scans (tile.cuh): the flags of a
+// thread's 16-byte group are scanned in registers, the block's with shuffles.
+//  0 three_pass: count each tile's kept elements; scan the counts in one block (Blelloch);
+//    scatter each tile from its offset. x (or the mask) is read twice.
+//  1 single_pass: one pass on the decoupled look-back over the tiles' counts.
+#include "cuda/core/launch.cuh"
+#include "cuda/core/resources.cuh"
+#include "families.cuh"
+#include "ops.cuh"
+#include "tile.cuh"
+
+namespace {
+
+constexpr int offsets_block = 1024;
+
+// The tile's elements and keep-flags: values v, and flags f (1 kept, 0 not) in the registers the
+// scan will use. mask == nullptr: keep x != 0 (NaN is kept, -0.0 is not: NumPy's x != 0).
+template <typename T>
+__device__ __forceinline__ void load_flagged(
+    const T *x, const unsigned char *mask, size_t n, size_t begin, bool vector_ok,
+    T (&v)[glc_tile_rounds][glc_tile_shape<T>::vec],
+    long long (&f)[glc_tile_rounds][glc_tile_shape<T>::vec]) {
+  using S = glc_tile_shape<T>;
+  const bool full = vector_ok && begin + S::tile <= n;
+#pragma unroll
+  for (int r = 0; r < glc_tile_rounds; ++r) {
+    const size_t first = glc_tile_index<T>(begin, r, 0);
+    if (full) {
+      glc_load16<T, S::vec>(x + first, v[r]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < S::vec; ++k) v[r][k] = first + k < n ? x[first + k] : T(0);
+    }
+#pragma unroll
+    for (int k = 0; k < S::vec; ++k) {
+      const bool in = first + k < n;
+      const bool keep = mask ? (in && mask[first + k] != 0) : (in && v[r][k] != T(0));
+      f[r][k] = keep ? 1 : 0;
+    }
+  }
+}
+
+// Writes the kept elements (or their indices) of the tile: f holds the thread-local inclusive
+// counts, base[r] + prefix the kept elements before the group; keep_bits which were kept.
+template <bool IndexOut, typename T>
+__device__ __forceinline__ void scatter_tile(
+    void *out, size_t begin, long long prefix,
+    const T (&v)[glc_tile_rounds][glc_tile_shape<T>::vec],
+    const long long (&f)[glc_tile_rounds][glc_tile_shape<T>::vec],
+    const long long (&base)[glc_tile_rounds]) {
+  using S = glc_tile_shape<T>;
+#pragma unroll
+  for (int r = 0; r < glc_tile_rounds; ++r)
+#pragma unroll
+    for (int k = 0; k < S::vec; ++k) {
+      const long long before = k == 0 ? 0 : f[r][k - 1];
+      if (f[r][k] == before) continue;  // not kept
+      const long long at = prefix + base[r] + before;
+      if (IndexOut)
+        static_cast<long long *>(out)[at] = static_cast<long long>(glc_tile_index<T>(begin, r, k));
+      else
+        static_cast<T *>(out)[at] = v[r][k];
+    }
+}
+
+// Variant 0, pass 1: counts[b] = the kept elements of tile b.
+template <typename T>
+__global__ void __launch_bounds__(glc_tile_threads)
+    count_tiles(const T *x, const unsigned char *mask, size_t n, bool vector_ok,
+                long long *counts) {
+  using S = glc_tile_shape<T>;
+  __shared__ long long warp_totals[glc_tile_warps];
+  const size_t begin = blockIdx.x * S::tile;
+  T v[glc_tile_rounds][S::vec];
+  long long f[glc_tile_rounds][S::vec];
+  load_flagged<T>(x, mask, n, begin, vector_ok, v, f);
+  long long total = 0;
+#pragma unroll
+  for (int r = 0; r < glc_tile_rounds; ++r)
+#pragma unroll
+    for (int k = 0; k < S::vec; ++k) total += f[r][k];
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1)
+    total += __shfl_xor_sync(0xffffffffu, total, offset);
+  if (threadIdx.x % 32 == 0) warp_totals[threadIdx.x / 32] = total;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    long long tile_total = 0;
+#pragma unroll
+    for (int w = 0; w < glc_tile_warps; ++w) tile_total += warp_totals[w];
+    counts[blockIdx.x] = tile_total;
+  }
+}
+
+// Variant 0, pass 3: tile b scattered from offsets[b]; the last tile writes the count.
+template <bool IndexOut, typename T>
+__global__ void __launch_bounds__(glc_tile_threads)
+    scatter_tiles(const T *x, const unsigned char *mask, size_t n, bool vector_ok, void *out,
+                  const long long *offsets, long long *count) {
+  using S = glc_tile_shape<T>;
+  using Scan = glc_tile_scan<glc_scan_sum, long long, S::vec>;
+  __shared__ typename Scan::Shared shared;
+  const size_t begin = blockIdx.x * S::tile;
+  T v[glc_tile_rounds][S::vec];
+  long long f[glc_tile_rounds][S::vec], base[glc_tile_rounds], aggregate;
+  load_flagged<T>(x, mask, n, begin, vector_ok, v, f);
+  Scan::scan(f, base, aggregate, shared);
+  const long long prefix = offsets[blockIdx.x];
+  scatter_tile<IndexOut, T>(out, begin, prefix, v, f, base);
+  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) *count = prefix + aggregate;
+}
+
+// Variant 1: one pass; the tile's offset comes from the look-back over the tiles' counts.
+template <bool IndexOut, typename T, typename Status>
+__global__ void __launch_bounds__(glc_tile_threads)
+    compact_lookback(const T *x, const unsigned char *mask, size_t n, bool vector_ok, void *out,
+                     long long *count, unsigned *tile_counter, size_t tiles, Status status) {
+  using S = glc_tile_shape<T>;
+  using Scan = glc_tile_scan<glc_scan_sum, long long, S::vec>;
+  __shared__ typename Scan::Shared shared;
+  __shared__ unsigned tile_id;
+  __shared__ long long tile_prefix;
+  if (threadIdx.x == 0) tile_id = atomicAdd(tile_counter, 1u);
+  __syncthreads();
+  const size_t tile = tile_id;
+  const size_t begin = tile * S::tile;
+  T v[glc_tile_rounds][S::vec];
+  long long f[glc_tile_rounds][S::vec], base[glc_tile_rounds], aggregate;
+  load_flagged<T>(x, mask, n, begin, vector_ok, v, f);
+  Scan::scan(f, base, aggregate, shared);
+  if (threadIdx.x < 32) {
+    const long long exclusive = glc_look_back<glc_scan_sum>(status, tile, aggregate);
+    if (threadIdx.x == 0) {
+      tile_prefix = exclusive;
+      if (tile == tiles - 1) *count = exclusive + aggregate;
+    }
+  }
+  __syncthreads();
+  scatter_tile<IndexOut, T>(out, begin, tile_prefix, v, f, base);
+}
+
+template <bool IndexOut, typename T>
+int compact_ours(int variant, size_t n, const T *x, const unsigned char *mask, void *out,
+                 long long *count, cudaStream_t stream) {
+  using S = glc_tile_shape<T>;
+  // 16-byte loads of x; the mask is read a byte at a time (coalesced: a warp's 128 bytes).
+  const bool vector_ok = glc_all_aligned(16, x);
+  const size_t tiles = glc_blocks_to_cover(n, static_cast<int>(S::tile));
+  if (tiles > glc_max_grid_x) return glc_fail(cudaErrorInvalidValue, "glc_compact");
+  GlcDeviceBuffer scratch;
+  int code = 0;
+  if (variant == GLC_COMPACT_THREE_PASS) {
+    code = scratch.allocate(2 * tiles * sizeof(long long), stream);
+    long long *counts = scratch.as<long long>(), *offsets = counts + tiles;
+    GLC_TRY(code, glc_launch(count_tiles<T>, "count_tiles", tiles, glc_tile_threads, stream, x,
+                             mask, n, vector_ok, counts));
+    GLC_TRY(code, (glc_blelloch_one_block<glc_scan_sum, long long>(offsets_block, tiles, counts,
+                                                                   offsets, false, stream)));
+    GLC_TRY(code,
+            glc_launch(scatter_tiles<IndexOut, T>, "scatter_tiles", tiles, glc_tile_threads, stream,
+                       x, mask, n, vector_ok, out, static_cast<const long long *>(offsets), count));
+    return code;
+  }
+  using Status = glc_tile_status<long long>;
+  using Scratch = glc_look_back_scratch<Status>;
+  code = scratch.allocate(Scratch::bytes(tiles), stream);
+  GLC_TRY(code, GLC_CUDA(cudaMemsetAsync, scratch.ptr, 0, Scratch::zeroed_bytes(tiles), stream));
+  GLC_TRY(code,
+          glc_launch(compact_lookback<IndexOut, T, Status>, "compact_lookback", tiles,
+                     glc_tile_threads, stream, x, mask, n, vector_ok, out, count,
+                     Scratch::counter(scratch.ptr), tiles, Scratch::status(scratch.ptr, tiles)));
+  return code;
+}
+
+}  // namespace
+
+int glc_compact_ours(int variant, int dtype, size_t n, const void *x, const unsigned char *mask,
+                     void *out, bool index_out, long long *count, cudaStream_t stream) {
+  return glc_dispatch_element(dtype, "glc_compact", [&](auto element) {
+    using T = decltype(element);
+    const T *xs = static_cast<const T *>(x);
+    return index_out ? compact_ours<true, T>(variant, n, xs, mask, out, count, stream)
+                     : compact_ours<false, T>(variant, n, xs, mask, out, count, stream);
+  });
+}

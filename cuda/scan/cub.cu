@@ -1,0 +1,114 @@
+// Scan variant 6 and compaction variant 2: CUB's DeviceScan and DeviceSelect from the toolkit
+// (CCCL), the references the ladders are measured against. The scan takes the lab's operators
+// (NaN-propagating max and min) and reads the input through a conversion to the accumulator
+// type, so int32 sums accumulate in int64 as the other variants do.
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include "cuda/core/launch.cuh"
+#include "cuda/core/resources.cuh"
+#include "families.cuh"
+#include "ops.cuh"
+
+namespace {
+
+template <typename Acc>
+struct convert_to {
+  template <typename In>
+  __host__ __device__ Acc operator()(In v) const {
+    return static_cast<Acc>(v);
+  }
+};
+
+template <typename T>
+struct is_nonzero {
+  __host__ __device__ bool operator()(T v) const { return v != T(0); }
+};
+
+// A mask byte as a count: NumPy's bools are 0 or 1, but any non-zero byte is kept, as the
+// compaction kernels keep it.
+struct kept_count {
+  __host__ __device__ long long operator()(unsigned char b) const { return b != 0 ? 1 : 0; }
+};
+
+template <typename Op, typename In>
+int cub_scan(bool inclusive, size_t n, const In *x, void *out, cudaStream_t stream) {
+  using Acc = typename glc_scan_acc<In, Op>::type;
+  Acc *y = static_cast<Acc *>(out);
+  auto in = thrust::make_transform_iterator(x, convert_to<Acc>{});
+  const long long items = static_cast<long long>(n);
+  const Acc init = Op::template identity<Acc>();
+  auto run = [&](void *temp, size_t &bytes) {
+    return inclusive
+               ? GLC_CUDA(cub::DeviceScan::InclusiveScan, temp, bytes, in, y, Op{}, items, stream)
+               : GLC_CUDA(cub::DeviceScan::ExclusiveScan, temp, bytes, in, y, Op{}, init, items,
+                          stream);
+  };
+  size_t bytes = 0;
+  int code = run(nullptr, bytes);
+  GlcDeviceBuffer temp;
+  GLC_TRY(code, temp.allocate(bytes ? bytes : 1, stream));  // non-null: null asks for the size
+  GLC_TRY(code, run(temp.ptr, bytes));
+  return code;
+}
+
+template <typename T>
+int cub_select(size_t n, const T *x, const unsigned char *mask, void *out, bool index_out,
+               long long *count, cudaStream_t stream) {
+  const long long items = static_cast<long long>(n);
+  auto run = [&](void *temp, size_t &bytes) {
+    if (index_out) {
+      auto flags = thrust::make_transform_iterator(x, is_nonzero<T>{});
+      return GLC_CUDA(cub::DeviceSelect::Flagged, temp, bytes,
+                      thrust::counting_iterator<long long>(0), flags, static_cast<long long *>(out),
+                      count, items, stream);
+    }
+    if (mask)
+      return GLC_CUDA(cub::DeviceSelect::Flagged, temp, bytes, x, mask, static_cast<T *>(out),
+                      count, items, stream);
+    return GLC_CUDA(cub::DeviceSelect::If, temp, bytes, x, static_cast<T *>(out), count, items,
+                    is_nonzero<T>{}, stream);
+  };
+  size_t bytes = 0;
+  int code = run(nullptr, bytes);
+  GlcDeviceBuffer temp;
+  GLC_TRY(code, temp.allocate(bytes ? bytes : 1, stream));  // non-null: null asks for the size
+  GLC_TRY(code, run(temp.ptr, bytes));
+  return code;
+}
+
+}  // namespace
+
+int glc_scan_cub(int op, int inclusive, int dtype, size_t n, const void *x, void *y,
+                 cudaStream_t stream) {
+  return glc_dispatch_scan(op, dtype, "glc_scan", [&](auto in, auto scan_op) {
+    using In = decltype(in);
+    return cub_scan<decltype(scan_op)>(inclusive != 0, n, static_cast<const In *>(x), y, stream);
+  });
+}
+
+int glc_compact_cub(int dtype, size_t n, const void *x, const unsigned char *mask, void *out,
+                    bool index_out, long long *count, cudaStream_t stream) {
+  return glc_dispatch_element(dtype, "glc_compact", [&](auto element) {
+    using T = decltype(element);
+    return cub_select<T>(n, static_cast<const T *>(x), mask, out, index_out, count, stream);
+  });
+}
+
+extern "C" int glc_count_true(size_t n, const unsigned char *mask, long long *count,
+                              glc_stream stream) {
+  if (n == 0 || mask == nullptr || !glc_all_aligned(sizeof(long long), count))
+    return glc_fail(cudaErrorInvalidValue, "glc_count_true");
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  auto flags = thrust::make_transform_iterator(mask, kept_count{});
+  const long long items = static_cast<long long>(n);
+  size_t bytes = 0;
+  int code = GLC_CUDA(cub::DeviceReduce::Sum, nullptr, bytes, flags, count, items, s);
+  GlcDeviceBuffer temp;
+  GLC_TRY(code, temp.allocate(bytes ? bytes : 1, s));  // non-null: null asks for the size
+  GLC_TRY(code, GLC_CUDA(cub::DeviceReduce::Sum, temp.ptr, bytes, flags, count, items, s));
+  return code;
+}

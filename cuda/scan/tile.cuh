@@ -1,0 +1,260 @@
+// Internal to cuda/scan/: the tile of the bandwidth-bound variants (scan 4-5, compaction 0-1):
+// its shape, its 16-byte loads and stores, the warp-shuffle scan of its registers, and the tile
+// status of the decoupled look-back (Merrill and Garland, "Single-pass Parallel Prefix Scan with
+// Decoupled Look-back", NVR-2016-002).
+#ifndef GPULAB_SCAN_TILE_CUH
+#define GPULAB_SCAN_TILE_CUH
+
+#include <cuda/atomic>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "ops.cuh"
+
+// 256 threads, each holding `rounds` groups of one 16-byte vector: 16 floats (4096 a tile) or
+// 8 doubles. The prediction in benchmarks/NOTES.md ("scan lab") is that 16 4-byte items a
+// thread keep enough loads in flight per SM (8 blocks x 256 threads x 64 bytes = 128 KiB) to
+// stream at the copy rate on the H100.
+constexpr int glc_tile_threads = 256;
+constexpr int glc_tile_warps = glc_tile_threads / 32;
+constexpr int glc_tile_rounds = 4;
+
+template <typename In>
+struct glc_tile_shape {
+  static constexpr int vec = 16 / sizeof(In);  // elements in one 16-byte load
+  static constexpr int round = glc_tile_threads * vec;
+  static constexpr size_t tile = static_cast<size_t>(round) * glc_tile_rounds;
+};
+
+// Element (r, k) of thread t sits at tile_begin + r * round + t * vec + k: in each round the
+// warp reads 512 contiguous bytes, and each thread's vec elements are consecutive.
+template <typename In>
+__device__ __forceinline__ size_t glc_tile_index(size_t tile_begin, int r, int k) {
+  using S = glc_tile_shape<In>;
+  return tile_begin + static_cast<size_t>(r) * S::round + threadIdx.x * S::vec + k;
+}
+
+// The 16-byte types, streaming loads and stores (__ldcs/__stcs: evict-first, the data are
+// touched once).
+template <typename T>
+struct glc_vec16;
+template <>
+struct glc_vec16<float> {
+  using type = float4;
+};
+template <>
+struct glc_vec16<int> {
+  using type = int4;
+};
+template <>
+struct glc_vec16<double> {
+  using type = double2;
+};
+template <>
+struct glc_vec16<long long> {
+  using type = longlong2;
+};
+
+template <typename T, int V>
+__device__ __forceinline__ void glc_load16(const T *p, T (&out)[V]) {
+  static_assert(V * sizeof(T) == 16, "one 16-byte vector");
+  using W = typename glc_vec16<T>::type;
+  const W w = __ldcs(reinterpret_cast<const W *>(p));
+  const T *e = reinterpret_cast<const T *>(&w);
+#pragma unroll
+  for (int k = 0; k < V; ++k) out[k] = e[k];
+}
+
+// V values of T at p (16-byte aligned), in 16-byte stores.
+template <typename T, int V>
+__device__ __forceinline__ void glc_store16(T *p, const T (&v)[V]) {
+  using W = typename glc_vec16<T>::type;
+  constexpr int per = 16 / sizeof(T);
+  static_assert(V % per == 0, "whole 16-byte vectors");
+#pragma unroll
+  for (int c = 0; c < V / per; ++c) {
+    W w;
+    T *e = reinterpret_cast<T *>(&w);
+#pragma unroll
+    for (int k = 0; k < per; ++k) e[k] = v[c * per + k];
+    __stcs(reinterpret_cast<W *>(p) + c, w);
+  }
+}
+
+// The block's scan of its registers. On entry v holds the tile's elements; on return v[r][k] is
+// the inclusive scan of thread t's vec elements of round r, and
+//   base[r] = op of every element of the tile before thread t's round-r group,
+//   aggregate = op of the whole tile (every thread gets it).
+// Each warp scans its 32 group totals of every round with shuffles (5 steps); lane 31 leaves the
+// warp's total in shared memory; after one barrier every thread folds the 8 warps' totals of the
+// 4 rounds itself (32 broadcast reads), so the block needs no second shared-memory pass.
+template <typename Op, typename Acc, int V>
+struct glc_tile_scan {
+  struct Shared {
+    Acc warp_totals[glc_tile_rounds][glc_tile_warps];
+  };
+
+  __device__ __forceinline__ static void scan(Acc (&v)[glc_tile_rounds][V],
+                                              Acc (&base)[glc_tile_rounds], Acc &aggregate,
+                                              Shared &s) {
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    Acc lane_exclusive[glc_tile_rounds];
+#pragma unroll
+    for (int r = 0; r < glc_tile_rounds; ++r) {
+#pragma unroll
+      for (int k = 1; k < V; ++k) v[r][k] = Op::apply(v[r][k - 1], v[r][k]);
+      Acc inclusive = v[r][V - 1];
+#pragma unroll
+      for (int offset = 1; offset < 32; offset <<= 1) {
+        const Acc up = __shfl_up_sync(0xffffffffu, inclusive, offset);
+        if (lane >= offset) inclusive = Op::apply(up, inclusive);
+      }
+      const Acc before = __shfl_up_sync(0xffffffffu, inclusive, 1);
+      lane_exclusive[r] = lane == 0 ? Op::template identity<Acc>() : before;
+      if (lane == 31) s.warp_totals[r][warp] = inclusive;
+    }
+    __syncthreads();
+    Acc running = Op::template identity<Acc>();
+#pragma unroll
+    for (int r = 0; r < glc_tile_rounds; ++r) {
+      Acc before_warp = Op::template identity<Acc>(), round_total = before_warp;
+#pragma unroll
+      for (int w = 0; w < glc_tile_warps; ++w) {
+        const Acc total = s.warp_totals[r][w];
+        if (w < static_cast<int>(warp)) before_warp = Op::apply(before_warp, total);
+        round_total = Op::apply(round_total, total);
+      }
+      base[r] = Op::apply(Op::apply(running, before_warp), lane_exclusive[r]);
+      running = Op::apply(running, round_total);
+    }
+    aggregate = running;
+  }
+};
+
+// ---- the decoupled look-back's tile status ----
+
+enum : unsigned { glc_status_empty = 0, glc_status_aggregate = 1, glc_status_prefix = 2 };
+
+// 4-byte values: the flag and the value share one 64-bit word, stored and loaded whole, so a
+// reader can never see a flag with another publication's value.
+template <typename Acc, bool Packed = sizeof(Acc) == 4>
+struct glc_tile_status {
+  unsigned long long *words;
+
+  static size_t bytes(size_t tiles) { return tiles * sizeof(unsigned long long); }
+  void place(void *scratch, size_t tiles) {
+    (void)tiles;
+    words = static_cast<unsigned long long *>(scratch);
+  }
+  // Bytes that must start zeroed (every flag empty).
+  static size_t zeroed_bytes(size_t tiles) { return bytes(tiles); }
+
+  __device__ __forceinline__ static unsigned bits_of(Acc value) {
+    unsigned bits;
+    memcpy(&bits, &value, sizeof bits);
+    return bits;
+  }
+  __device__ __forceinline__ void publish(size_t tile, unsigned flag, Acc value) const {
+    const unsigned long long word = (static_cast<unsigned long long>(flag) << 32) |
+                                    static_cast<unsigned long long>(bits_of(value));
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(words[tile])
+        .store(word, cuda::memory_order_relaxed);
+  }
+  __device__ __forceinline__ void read(size_t tile, unsigned &flag, Acc &value) const {
+    const unsigned long long word =
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(words[tile])
+            .load(cuda::memory_order_relaxed);
+    flag = static_cast<unsigned>(word >> 32);
+    const unsigned bits = static_cast<unsigned>(word);
+    memcpy(&value, &bits, sizeof value);
+  }
+};
+
+// 8-byte values (double, int64, the int64 sums of int32 and the compaction's offsets): a 64-bit
+// value and its flag do not fit one word that every GPU stores atomically, so each tile has a flag
+// and two value slots, one per kind of publication. The value is written first and the flag is
+// stored with release; a reader loads the flag with acquire and then the slot that the flag
+// names, which is never written again: the flag and its value are consistent.
+template <typename Acc>
+struct glc_tile_status<Acc, false> {
+  unsigned *flags;
+  Acc *aggregates;
+  Acc *prefixes;
+
+  static size_t flag_bytes(size_t tiles) { return (tiles * sizeof(unsigned) + 15) / 16 * 16; }
+  static size_t bytes(size_t tiles) { return flag_bytes(tiles) + 2 * tiles * sizeof(Acc); }
+  static size_t zeroed_bytes(size_t tiles) { return flag_bytes(tiles); }
+  void place(void *scratch, size_t tiles) {
+    flags = static_cast<unsigned *>(scratch);
+    aggregates = reinterpret_cast<Acc *>(static_cast<char *>(scratch) + flag_bytes(tiles));
+    prefixes = aggregates + tiles;
+  }
+
+  __device__ __forceinline__ void publish(size_t tile, unsigned flag, Acc value) const {
+    (flag == glc_status_aggregate ? aggregates : prefixes)[tile] = value;
+    cuda::atomic_ref<unsigned, cuda::thread_scope_device>(flags[tile])
+        .store(flag, cuda::memory_order_release);
+  }
+  __device__ __forceinline__ void read(size_t tile, unsigned &flag, Acc &value) const {
+    flag = cuda::atomic_ref<unsigned, cuda::thread_scope_device>(flags[tile])
+               .load(cuda::memory_order_acquire);
+    if (flag == glc_status_aggregate) value = aggregates[tile];
+    if (flag == glc_status_prefix) value = prefixes[tile];
+  }
+};
+
+// Called by warp 0 of the tile with id `tile` (tiles are numbered in the order their blocks
+// started, so every predecessor is running or done: the wait below always ends). Publishes the
+// tile's aggregate, then walks back over the predecessors 32 at a time: a window with a
+// prefix ends the walk at its nearest one; a window of aggregates only is folded in and the walk
+// goes on. Publishes the tile's inclusive prefix and returns its exclusive one (every lane).
+template <typename Op, typename Acc, typename Status>
+__device__ Acc glc_look_back(const Status &status, size_t tile, Acc aggregate) {
+  const unsigned lane = threadIdx.x % 32;
+  const Acc identity = Op::template identity<Acc>();
+  if (tile == 0) {
+    if (lane == 0) status.publish(0, glc_status_prefix, aggregate);
+    return identity;
+  }
+  if (lane == 0) status.publish(tile, glc_status_aggregate, aggregate);
+  Acc exclusive = identity;
+  long long nearest = static_cast<long long>(tile) - 1;
+  for (;;) {
+    const long long pred = nearest - static_cast<long long>(lane);
+    unsigned flag = glc_status_prefix;
+    Acc value = identity;
+    for (;;) {
+      if (pred >= 0) status.read(static_cast<size_t>(pred), flag, value);
+      if (!__any_sync(0xffffffffu, flag == glc_status_empty)) break;
+      __nanosleep(32);
+    }
+    const unsigned prefix_lanes = __ballot_sync(0xffffffffu, flag == glc_status_prefix);
+    // lanes past the nearest prefix are already inside it
+    const unsigned last = prefix_lanes ? __ffs(prefix_lanes) - 1 : 31;
+    Acc window = lane <= last ? value : identity;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+      window = Op::apply(window, __shfl_xor_sync(0xffffffffu, window, offset));
+    exclusive = Op::apply(window, exclusive);
+    if (prefix_lanes) break;
+    nearest -= 32;
+  }
+  if (lane == 0) status.publish(tile, glc_status_prefix, Op::apply(exclusive, aggregate));
+  return exclusive;
+}
+
+// Scratch of the look-back: the tile counter (16 bytes, zeroed) and the status.
+template <typename Status>
+struct glc_look_back_scratch {
+  static size_t bytes(size_t tiles) { return 16 + Status::bytes(tiles); }
+  static size_t zeroed_bytes(size_t tiles) { return 16 + Status::zeroed_bytes(tiles); }
+  static unsigned *counter(void *scratch) { return static_cast<unsigned *>(scratch); }
+  static Status status(void *scratch, size_t tiles) {
+    Status s;
+    s.place(static_cast<char *>(scratch) + 16, tiles);
+    return s;
+  }
+};
+
+#endif

@@ -1,0 +1,317 @@
+"""The scan lab against NumPy: every variant of scan, compact and nonzero (from the registry) at
+the awkward sizes (0, 1, a warp +-1, one block +-1, one tile +-1, many tiles +-1, odd), each dtype
+and op, inclusive and exclusive, NumPy and device operands; float sums within their documented
+bound (tests/references/scan.py), and exact where the data make every order exact; NaN and Inf;
+S4's quicksort partition done with scan and compact; the refusals; one scan over 2^31 elements."""
+
+import numpy as np
+import pytest
+
+import gpulab as gl
+from conftest import CudaView, block_params, rng_for, variant_params
+from references import scan as ref
+
+# 0, 1, a warp +-1, a block of 256 / 512 / 1024 threads +-1, a chunk of 2 x 1024, a tile of the
+# vectorized variants (4096 4-byte or 2048 8-byte elements) +-1, many tiles +-1, 2^20 + 1, odd
+SIZES = (0, 1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096,
+         4097, 37 * 4096 - 1, 37 * 4096 + 1, (1 << 20) + 1, 100_003)
+DTYPES = (np.float32, np.float64, np.int32, np.int64)
+OPS = ("sum", "max", "min")
+WHERES = ("numpy", "device")
+
+
+def where_params(op):
+    """(variant, where): NumPy for every variant, device arrays too for the CUDA ones."""
+    params = []
+    for p in variant_params(op):
+        v = p.values[0]
+        for where in (WHERES if v.backend == "cuda" else WHERES[:1]):
+            params.append(pytest.param(v, where, id=f"{p.id}-{where}", marks=p.marks))
+    return params
+
+
+def run(fn, where, *arrays, **kw):
+    """fn on NumPy arrays, or on device copies with the result brought back."""
+    if where == "numpy":
+        got = fn(*arrays, **kw)
+        assert isinstance(got, np.ndarray)
+        return got
+    got = fn(*[a if a is None else gl.to_device(a) for a in arrays], **kw)
+    assert isinstance(got, gl.DeviceArray)
+    return got.get()
+
+
+def small_integers(rng, n, dtype, low=-8, high=9):
+    """Integer values, exact in every dtype, whose every prefix sum stays below 2^24 for n up to
+    2^21: every summation order gives the same float32 result, so any variant must be exact."""
+    return rng.integers(low, high, n).astype(dtype)
+
+
+# ---------------------------------------------------------------- scan
+
+
+@pytest.mark.parametrize("inclusive", (True, False), ids=("inclusive", "exclusive"))
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("v,where", where_params("scan"))
+def test_scan_is_exact_where_every_order_is(v, where, dtype, op, inclusive):
+    for n in SIZES:
+        x = small_integers(rng_for(v.id, where, n, op), n, dtype)
+        got = run(gl.scan, where, x, op=op, inclusive=inclusive, variant=v.id)
+        ref_values, out_dtype = ref.reference(x, op, inclusive)
+        assert got.dtype == out_dtype and got.shape == (n,), (n, got.dtype, got.shape)
+        np.testing.assert_array_equal(got, ref_values.astype(out_dtype), err_msg=f"n={n}")
+
+
+@pytest.mark.parametrize("inclusive", (True, False), ids=("inclusive", "exclusive"))
+@pytest.mark.parametrize("dtype", (np.float32, np.float64), ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("v,where", where_params("scan"))
+def test_float_sum_within_its_bound(v, where, dtype, inclusive):
+    for n in (1, 33, 1025, 4097, 100_003, 1_000_003):
+        x = rng_for(v.id, n).standard_normal(n).astype(dtype) + dtype(0.25)  # drifts
+        got = run(gl.scan, where, x, inclusive=inclusive, variant=v.id)
+        ref.assert_scan_close(got, x, "sum", inclusive, depth=ref.scan_depth(n, v))
+
+
+@pytest.mark.parametrize("v,block", block_params("scan"))
+def test_every_block_size(v, block):
+    for n in (1, 2 * block - 1, 2 * block + 1, 16 * block + 3, 40_001):
+        for dtype, op in ((np.float32, "sum"), (np.int32, "sum"), (np.float64, "max")):
+            x = small_integers(rng_for(v.id, block, n), n, dtype)
+            got = gl.scan(gl.to_device(x), op, variant=v.id, block=block).get()
+            want, out_dtype = ref.reference(x, op)
+            np.testing.assert_array_equal(got, want.astype(out_dtype), err_msg=f"n={n} {op}")
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("v,where", where_params("scan"))
+def test_nan_and_inf_follow_numpy(v, where, op):
+    for n in (33, 5000, 100_003):
+        x = small_integers(rng_for(v.id, op, n), n, np.float32)
+        y = x.copy()
+        y[n // 3] = np.inf
+        y[n // 2] = -np.inf  # sum: inf + -inf = NaN from here on
+        got = run(gl.scan, where, y, op=op, variant=v.id)
+        ref.assert_scan_close(got, y, op)
+        y = x.copy()
+        y[n - 7] = np.nan
+        got = run(gl.scan, where, y, op=op, variant=v.id)
+        ref.assert_scan_close(got, y, op)
+        assert np.isnan(got[n - 7:]).all() and not np.isnan(got[:n - 7]).any()
+
+
+@pytest.mark.parametrize("v,where", where_params("scan"))
+def test_int32_sums_are_int64_and_do_not_wrap(v, where):
+    n = 4099
+    x = np.full(n, 2**31 - 1, dtype=np.int32)
+    got = run(gl.scan, where, x, variant=v.id)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, np.cumsum(x))  # NumPy's cumsum of int32 is int64
+
+
+def test_nd_input_is_flattened_like_cumsum():
+    x = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+    np.testing.assert_array_equal(gl.scan(x), np.cumsum(x))
+
+
+def test_exclusive_starts_at_the_identity():
+    for dtype in DTYPES:
+        x = np.array([5, 3, 7], dtype=dtype)
+        for op in OPS:
+            got = gl.scan(x, op, inclusive=False)
+            assert got[0] == ref.identity(op, got.dtype), (dtype, op, got)
+
+
+@pytest.mark.parametrize("v", [pytest.param(p.values[0], id=p.id) for p in variant_params("scan")
+                               if p.values[0].name in ("hillis_steele", "blelloch")])
+def test_one_block_variants_refuse_past_their_limit(v):
+    """Refused before anything runs (no gpu mark): no GPU needed to see it."""
+    x = np.zeros((1 << 24) + 1, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"x: variant \d \(\w+\) scans in one block, up to "
+                                         r"16777216 elements"):
+        gl.scan(x, variant=v.id)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("v", variant_params("scan", backend="cuda"))
+def test_scan_on_a_user_stream(v):
+    x = small_integers(rng_for(v.id), 50_001, np.int64)
+    s = gl.Stream()
+    got = gl.scan(gl.to_device(x), "min", variant=v.id, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(got.get(), np.minimum.accumulate(x))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", (np.float32, np.int64), ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("v", variant_params("scan", backend="cuda"))
+def test_scan_of_a_view_off_the_16_byte_grain(v, dtype):
+    """x one element past a 16-byte boundary: the vectorized variants take their scalar path
+    for every tile, full ones too."""
+    n = 3 * 4096 + 5
+    full = small_integers(rng_for(v.id, "view"), n + 1, dtype)
+    base = gl.to_device(full)
+    view = CudaView(base, (n,), offset=np.dtype(dtype).itemsize, readonly=True)
+    for inclusive in (True, False):
+        got = gl.scan(view, variant=v.id, inclusive=inclusive).get()
+        want, out_dtype = ref.reference(full[1:], "sum", inclusive)
+        np.testing.assert_array_equal(got, want.astype(out_dtype))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", ("scan", "compact"))
+def test_single_pass_is_exact_run_after_run(op):
+    """The look-back's races, if any, show as a wrong prefix in some runs: 20 runs over 2^22 + 3
+    int64 elements (2049 tiles a run) must all be exact."""
+    n = (1 << 22) + 3
+    rng = rng_for(op, "repeat")
+    x = small_integers(rng, n, np.int64)
+    mask = rng.random(n) < 0.5
+    dx, dmask = gl.to_device(x), gl.to_device(mask)
+    best = next(v for v in gl.variants(op) if v.backend == "cuda" and v.best)
+    want = np.cumsum(x) if op == "scan" else x[mask]
+    for run_index in range(20):
+        got = (gl.scan(dx, variant=best.id) if op == "scan"
+               else gl.compact(dx, dmask, variant=best.id)).get()
+        np.testing.assert_array_equal(got, want, err_msg=f"run {run_index}")
+
+
+@pytest.mark.gpu
+def test_default_scan_over_2_31_elements():
+    """int32 ones: y[i] = i + 1 exceeds int32 (int64 accumulation) and i exceeds 2^31 (64-bit
+    indexing). 2^31 + 4097 elements: 8.6 GB in, 17.2 GB out."""
+    n = (1 << 31) + 4097
+    if gl.device_info().get("total_memory", 0) < 40 << 30:
+        pytest.skip("needs 40 GB of device memory (26 GB of arrays and the pool's room)")
+    d = gl.to_device(np.ones(n, dtype=np.int32))
+    got = gl.scan(d)
+    del d
+    host = got.get()
+    del got
+    assert host.dtype == np.int64 and host.shape == (n,)
+    step = 1 << 27
+    for begin in range(0, n, step):
+        end = min(begin + step, n)
+        assert np.array_equal(host[begin:end], np.arange(begin + 1, end + 1)), begin
+
+
+# ---------------------------------------------------------------- compact and nonzero
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("v,where", where_params("compact"))
+def test_compact_matches_boolean_indexing(v, where, dtype):
+    for n in SIZES:
+        rng = rng_for(v.id, where, n)
+        x = small_integers(rng, n, dtype)
+        for keep in (0.0, 0.5, 0.97, 1.0):
+            mask = rng.random(n) < keep
+            got = run(gl.compact, where, x, mask, variant=v.id)
+            ref.assert_compact_equal(got, x, mask)
+        got = run(gl.compact, where, x, variant=v.id)  # no mask: x != 0
+        ref.assert_compact_equal(got, x)
+
+
+@pytest.mark.parametrize("v,where", where_params("compact"))
+def test_compact_without_mask_keeps_nan_and_drops_negative_zero(v, where):
+    x = np.array([0.0, -0.0, np.nan, 1.5, 0.0, -np.inf] * 700, dtype=np.float32)
+    got = run(gl.compact, where, x, variant=v.id)
+    want = x[x != 0]
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("v,where", where_params("nonzero"))
+def test_nonzero_matches_flatnonzero(v, where, dtype):
+    for n in SIZES:
+        x = small_integers(rng_for(v.id, where, n), n, dtype, low=-1, high=2)  # 1/3 zeros
+        got = run(gl.nonzero, where, x, variant=v.id)
+        ref.assert_nonzero_equal(got, x)
+
+
+def test_compact_of_an_nd_array_flattens_like_boolean_indexing():
+    x = np.arange(12, dtype=np.int32).reshape(3, 4)
+    np.testing.assert_array_equal(gl.compact(x, x % 3 == 0), x[x % 3 == 0])
+    np.testing.assert_array_equal(gl.nonzero(x), np.flatnonzero(x))
+
+
+# ---------------------------------------------------------------- S4's quicksort partition
+
+
+def partition_with_compact(x, pivot, **kw):
+    """Elements below the pivot, then the others, each in order (S4 8's partition step)."""
+    below = x < pivot
+    return np.concatenate([gl.compact(x, below, **kw), gl.compact(x, ~below, **kw)])
+
+
+def partition_with_scan(x, pivot, **kw):
+    """The same with explicit addresses: an exclusive scan of the flags gives each element below
+    the pivot its slot; the others go after them, at their own exclusive scan."""
+    below = (x < pivot).astype(np.int32)
+    low_slot = gl.scan(below, inclusive=False, **kw)
+    high_slot = gl.scan(1 - below, inclusive=False, **kw) + below.sum()
+    out = np.empty_like(x)
+    out[np.where(below == 1, low_slot, high_slot)] = x
+    return out
+
+
+@pytest.mark.parametrize("v", variant_params("scan"))
+def test_quicksort_partition_with_scan(v):
+    x = np.array([9, 3, 5, 12, 4], dtype=np.int32)
+    np.testing.assert_array_equal(partition_with_scan(x, 5, variant=v.id), [3, 4, 9, 5, 12])
+
+
+@pytest.mark.parametrize("v", variant_params("compact"))
+def test_quicksort_partition_with_compact(v):
+    x = np.array([9, 3, 5, 12, 4], dtype=np.int32)
+    np.testing.assert_array_equal(partition_with_compact(x, 5, variant=v.id), [3, 4, 9, 5, 12])
+
+
+# ---------------------------------------------------------------- refusals
+
+
+def test_bad_arguments_name_themselves():
+    x = np.arange(10, dtype=np.float32)
+    with pytest.raises(ValueError, match="op"):
+        gl.scan(x, "prod")
+    with pytest.raises(TypeError, match="x"):
+        gl.scan(x.astype(np.uint8))
+    with pytest.raises(TypeError, match="x"):
+        gl.scan([1.0, 2.0])
+    with pytest.raises(ValueError, match="x must be C-contiguous"):
+        gl.scan(x[::2])
+    with pytest.raises(TypeError, match="inclusive"):
+        gl.scan(x, inclusive=1)
+    with pytest.raises(ValueError, match="block"):
+        gl.scan(x, variant="blelloch", block=48)
+    with pytest.raises(ValueError, match="stream"):
+        gl.scan(x, variant="serial", stream=gl.Stream() if gl.cuda_available() else 0)
+    with pytest.raises(ValueError, match="variant"):
+        gl.scan(x, variant="no_such_variant")
+    with pytest.raises(TypeError, match="mask must be a bool array"):
+        gl.compact(x, x)
+    with pytest.raises(ValueError, match="mask"):
+        gl.compact(x, np.ones(9, dtype=bool))
+    with pytest.raises(TypeError, match="x"):
+        gl.nonzero(np.ones(3, dtype=np.complex64))
+
+
+@pytest.mark.gpu
+def test_mixed_placement_is_refused():
+    x = np.arange(10, dtype=np.float32)
+    with pytest.raises(ValueError, match="mask"):
+        gl.compact(gl.to_device(x), x > 3)
+    with pytest.raises(TypeError, match="CPU"):
+        gl.scan(gl.to_device(x), variant="serial")
+
+
+def test_ladder_order_and_ids():
+    """LABS.md section 7's numbering, which the notebook and NOTES cite."""
+    assert [(v.id, v.name) for v in gl.variants("scan")] == [
+        (0, "hillis_steele"), (1, "blelloch"), (2, "scan_then_propagate"),
+        (3, "reduce_then_scan"), (4, "warp_shuffle"), (5, "decoupled_lookback"), (6, "cub"),
+        (100, "serial"), (101, "openmp_two_pass")]
+    for op in ("compact", "nonzero"):
+        assert [(v.id, v.name) for v in gl.variants(op)] == [
+            (0, "three_pass"), (1, "single_pass"), (2, "cub"), (100, "serial")]

@@ -27,6 +27,8 @@ class Variant:
     lab: str = ""  # the lab the op belongs to (csrc/labs/labs.def)
     # CUDA variants: the functions of cuda/<lab>/ it launches (gl.inspect shows their source)
     kernels: tuple = ()
+    # those of `kernels` that only some calls launch (the table writes them in parentheses)
+    sometimes: tuple = ()
     # a variant that calls a library (e.g. "CUB DeviceReduce::Reduce") instead of our kernels
     library: Optional[str] = None
 
@@ -46,9 +48,17 @@ class Variant:
         return f"{self.op}[{self.id}] {self.name} ({self.backend}): {self.summary}"
 
 
+def _kernel_lists(text):
+    """{'kernels', 'sometimes'} from a table's kernel list, "a b (c)": every name, and the ones
+    in parentheses, which only some calls launch."""
+    words = (text or "").split()
+    return {"kernels": tuple(w.strip("()") for w in words),
+            "sometimes": tuple(w.strip("()") for w in words if w.startswith("("))}
+
+
 _ALL = tuple(Variant(**{**d, "dtypes": tuple(d["dtypes"]),
                          "support": {m: tuple(t) for m, t in d["support"].items()},
-                         "kernels": tuple((d["kernels"] or "").split())})
+                         **_kernel_lists(d["kernels"])})
              for d in _core.variants())
 
 

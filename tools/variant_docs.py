@@ -35,7 +35,8 @@ def render():
                               if on) or "-"
             dtypes = ("; ".join(f"{mode}: {', '.join(d) or 'none'}" for mode, d in v.support.items())
                       if v.support else ", ".join(v.dtypes))
-            kernels = ", ".join(f"`{k}`" for k in v.kernels) or "-"
+            kernels = ", ".join(f"`{k}`" + (" (some calls)" if k in v.sometimes else "")
+                                for k in v.kernels) or "-"
             if v.library:
                 kernels += f" (calls {v.library})"
             lines.append(f"| {v.id} | `{v.name}` | {v.backend} | {v.summary} | {v.seed} | "

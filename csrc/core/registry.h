@@ -39,8 +39,9 @@ typedef struct {
   /* For labs with modes (reduce's sum/min/max): the dtypes each mode supports, in the lab's
    * mode order. All zero: every mode supports `dtypes`. */
   unsigned mode_dtypes[GL_MAX_MODES];
-  /* CUDA variants: the names of the functions in cuda/<lab>/ that it launches, space-separated
-   * (gl.inspect shows their source; on the GPU a test checks them against the launches). */
+  /* CUDA variants: the names of the functions in cuda/<lab>/ that it launches, space-separated,
+   * in parentheses those that only some calls launch ("(histogram_data_range) ..."): gl.inspect
+   * shows their source; on the GPU a test checks them against the launches. */
   const char *kernels;
   /* A variant that calls a library (CUB, cuBLAS) instead of launching kernels of ours: which
    * call; `kernels` then names our function that makes it. */

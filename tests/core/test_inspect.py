@@ -120,17 +120,19 @@ def test_without_a_gpu_it_shows_the_source_and_says_why():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("v", CUDA_VARIANTS)
-def test_the_kernels_that_launch_are_named_in_the_table(v):
+def test_the_kernels_that_launch_are_the_ones_the_table_names(v):
     r = gl.inspect(v.op, v.id, sass=False)
     assert r.gpu_note is None and r.launches_counted > 0 or v.library
     if v.library:
         # the library's kernels are launched by it, not through gpulab's launch: none noted
         assert r.launched == set()
         return
-    # The table names every kernel the variant may launch; a call on the inspect example may
-    # skip some (a pass for another dtype or size), but never launch one it does not name.
-    assert r.launched and r.launched <= set(v.kernels), (
-        f"{v.op}[{v.id}] launched {sorted(r.launched)}, its table names {list(v.kernels)}")
+    # Exactly the kernels the table names, but for those it marks as launched by some calls
+    # only (in parentheses: a pass for another dtype, or range=None), which may be missing.
+    always = set(v.kernels) - set(v.sometimes)
+    assert always <= r.launched <= set(v.kernels), (
+        f"{v.op}[{v.id}] launched {sorted(r.launched)}, its table names {list(v.kernels)} "
+        f"({list(v.sometimes)} only sometimes)")
     major, minor = gl.device_info()["compute_capability"]
     for k in r.kernels:
         assert k.instances, f"{k.name}: no instance ran"

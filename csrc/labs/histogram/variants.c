@@ -12,7 +12,7 @@ static const gl_variant histogram_variants[] = {
                 "atomic. Atomics on one address serialize at its L2 slice, so data with most "
                 "samples in one bin crawls.",
      .seed = "S4 section 8 (parallel histograms, atomics)",
-     .kernels = "histogram_data_range histogram_global_atomic",
+     .kernels = "(histogram_data_range) histogram_global_atomic",
      .dtypes = HISTOGRAM_DTYPES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}}},
@@ -23,7 +23,7 @@ static const gl_variant histogram_variants[] = {
                 "memory'), counted with shared atomics and added to the global counts once per "
                 "block; more than 12288 bins are counted a tile of bins per pass.",
      .seed = "S4 section 8 (local histograms merged)",
-     .kernels = "histogram_data_range histogram_shared",
+     .kernels = "(histogram_data_range) histogram_shared",
      .dtypes = HISTOGRAM_DTYPES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}}},
@@ -34,7 +34,7 @@ static const gl_variant histogram_variants[] = {
                 "that hold the same bin and the lowest adds their number, one shared atomic per "
                 "distinct bin per warp instead of one per lane (skewed data).",
      .seed = "S4 atomics; warp-aggregated atomics (CUDA programming guide, match_any)",
-     .kernels = "histogram_data_range histogram_warp_aggregated",
+     .kernels = "(histogram_data_range) histogram_warp_aggregated",
      .dtypes = HISTOGRAM_DTYPES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}}},
@@ -46,7 +46,7 @@ static const gl_variant histogram_variants[] = {
                 "address, whatever the data; 16-byte loads, four in flight per thread, one wave "
                 "of blocks, one merge per block.",
      .seed = "S4 section 8; per-lane sub-histograms (replication against contention)",
-     .kernels = "histogram_data_range histogram_lane_columns",
+     .kernels = "(histogram_data_range) histogram_lane_columns",
      .dtypes = HISTOGRAM_DTYPES,
      .flags = GL_BEST | GL_DETERMINISTIC,
      .tunables = {{"block", {64, 128, 256, 512, 1024, 0}, 512}}},

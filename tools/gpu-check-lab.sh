@@ -7,7 +7,8 @@
 #   build/ test/ lab/ main/   each a tools/gpu-check.sh run: logs/, results/, gpu_check.json
 #
 #   GPULAB_SANITIZE="concepts" GPULAB_PLANTS="a,b" GPULAB_BENCH="x y" tools/gpu-check-lab.sh
-#   GPULAB_LAB_LIMITS="build test lab main" seconds (default "120 330 330 140")
+#   GPULAB_LAB_LIMITS="build test lab main" seconds (default "120 330 330 140"; 0 leaves a part
+#   out, e.g. "120 460 460 0" and then tools/gpu-check.sh main bench in a second call)
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
@@ -18,6 +19,10 @@ read -r build_s test_s lab_s main_s <<<"${GPULAB_LAB_LIMITS:-120 330 330 140}"
 part() { # name, seconds, steps...: one tools/gpu-check.sh run in $WORK/name, stopped at seconds
   local name=$1 seconds=$2
   shift 2
+  if [ "$seconds" = 0 ]; then # a limit of 0 leaves the part out (for a run split in two calls)
+    echo "$name: left out" | tee -a "$WORK/parts.txt"
+    return
+  fi
   mkdir -p "$WORK/$name"
   GPULAB_CHECK_DIR="$WORK/$name" OUT="$WORK/$name" timeout --signal=INT --kill-after=10 \
     "$seconds" tools/gpu-check.sh "$@" >"$WORK/$name/console.txt" 2>&1

@@ -7,9 +7,6 @@
 #include "errors.h"
 #include "runtime.h"
 
-/* Notes kept per call: a variant launches a handful of kernels, a multi-pass one repeats them. */
-#define GL_MAX_NOTES 4096
-
 static PyObject *py_launch_notes_begin(PyObject *m, PyObject *unused) {
   if (gl_require_gpu(NULL) < 0) return NULL;
   glc_launch_notes_begin();
@@ -21,10 +18,10 @@ static PyObject *triple(const unsigned v[3]) { return Py_BuildValue("(III)", v[0
 /* _launch_notes_end() -> (launches counted, [{kernel, grid, block, shared_bytes}, ...]) */
 static PyObject *py_launch_notes_end(PyObject *m, PyObject *unused) {
   if (gl_require_gpu(NULL) < 0) return NULL;
-  glc_launch_note *notes = PyMem_Malloc(GL_MAX_NOTES * sizeof *notes);
+  glc_launch_note *notes = PyMem_Malloc(GLC_MAX_LAUNCH_NOTES * sizeof *notes);
   if (!notes) return PyErr_NoMemory();
-  int counted = glc_launch_notes_end(notes, GL_MAX_NOTES);
-  int kept = counted < GL_MAX_NOTES ? counted : GL_MAX_NOTES;
+  int kept = 0;
+  int counted = glc_launch_notes_end(notes, GLC_MAX_LAUNCH_NOTES, &kept);
   PyObject *list = PyList_New(kept);
   for (int i = 0; list && i < kept; ++i) {
     PyObject *note =

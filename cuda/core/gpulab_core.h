@@ -137,9 +137,13 @@ typedef struct {
   unsigned grid[3], block[3];
   unsigned shared_bytes; /* dynamic */
 } glc_launch_note;
+/* Launches noted in one call beyond this are counted but not kept: a variant launches a few
+ * kernels, and a long multi-pass call repeats the same ones. */
+#define GLC_MAX_LAUNCH_NOTES 4096
 GLC_API void glc_launch_notes_begin(void);
-/* Stops noting, copies up to capacity notes and returns how many launches were noted. */
-GLC_API int glc_launch_notes_end(glc_launch_note *notes, int capacity);
+/* Stops noting; copies the kept notes (at most capacity) into notes, sets *copied to their
+ * number and returns how many launches were noted in all. */
+GLC_API int glc_launch_notes_end(glc_launch_note *notes, int capacity, int *copied);
 /* Non-zero when kernel has been noted in this process: only those are looked up. */
 GLC_API int glc_kernel_was_noted(const void *kernel);
 

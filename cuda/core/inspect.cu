@@ -18,10 +18,6 @@ std::atomic<bool> glc_noting_launches{false};
 
 namespace {
 
-// More launches than this in one noted call are counted but not kept: a variant launches a few
-// kernels, and a long multi-pass call repeats the same ones.
-constexpr size_t max_kept_notes = 4096;
-
 std::mutex notes_lock;
 std::vector<glc_launch_note> notes;
 size_t notes_counted = 0;
@@ -41,7 +37,7 @@ void glc_note_launch(const void *kernel, dim3 grid, dim3 block, unsigned shared_
   if (!glc_noting_launches.load(std::memory_order_relaxed)) return;
   ++notes_counted;
   noted_kernels.insert(kernel);
-  if (notes.size() < max_kept_notes)
+  if (notes.size() < GLC_MAX_LAUNCH_NOTES)
     notes.push_back({kernel, {grid.x, grid.y, grid.z}, {block.x, block.y, block.z}, shared_bytes});
 }
 
@@ -52,11 +48,12 @@ extern "C" void glc_launch_notes_begin(void) {
   glc_noting_launches.store(true, std::memory_order_relaxed);
 }
 
-extern "C" int glc_launch_notes_end(glc_launch_note *out, int capacity) {
+extern "C" int glc_launch_notes_end(glc_launch_note *out, int capacity, int *copied) {
   std::lock_guard<std::mutex> guard(notes_lock);
   glc_noting_launches.store(false, std::memory_order_relaxed);
   size_t kept = notes.size() < static_cast<size_t>(capacity) ? notes.size() : capacity;
   if (kept) std::memcpy(out, notes.data(), kept * sizeof(glc_launch_note));
+  *copied = static_cast<int>(kept);
   return static_cast<int>(notes_counted);
 }
 

@@ -125,12 +125,12 @@ PLANTS: List[Plant] = [
           find="  __syncthreads();  // every warp's partial is in\n", replace="",
           tool="racecheck",
           driver=("histogram.py", "--only", "histogram:3", "--inputs", "device")),
-    # Lane columns over several tiles of bins: the next tile zeroes the columns while other
-    # threads still read them for the merge.
-    Plant("histogram-lane-columns-missing-tile-barrier", "histogram",
-          "missing __syncthreads() between a tile's merge and the next tile's zeroing",
+    # Lane columns: the merge reads other lanes' columns while their atomics may still be
+    # counting into them.
+    Plant("histogram-lane-columns-missing-merge-barrier", "histogram",
+          "missing __syncthreads() between the lane columns' counting and their merge",
           "cuda/histogram/lane_columns.cu", after="histogram_lane_columns(",
-          find="    __syncthreads();  // merged before the next tile zeroes the columns\n",
+          find="    __syncthreads();  // every count is in before the merge reads it\n",
           replace="", tool="racecheck",
           driver=("histogram.py", "--only", "histogram:3", "--inputs", "device")),
     # The look-back scan's tail (a partial last tile) writes one element past y's end.

@@ -109,6 +109,21 @@ int gl_check_device_array(gl_DeviceArrayObject *a, const char *argname, int ndim
   return 0;
 }
 
+int gl_devarray_order_after(gl_DeviceArrayObject *a, glc_stream stream) {
+  if (a->stream == stream) return 0;
+  /* One event serves every hand-over: a wait takes the state the record captured, and the GIL
+   * keeps a record and its wait together. */
+  static glc_event handover = NULL;
+  int code = handover ? 0 : glc_event_create(&handover, 0);
+  if (!code) code = glc_event_record(handover, a->stream);
+  if (!code) code = glc_stream_wait_event(stream, handover);
+  if (code) {
+    gl_raise_cuda(code);
+    return -1;
+  }
+  return 0;
+}
+
 void gl_devarray_use(gl_DeviceArrayObject *a, glc_stream stream, PyObject *stream_keep) {
   if (a->stream == stream) return;
   a->stream = stream;

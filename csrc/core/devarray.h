@@ -33,6 +33,10 @@ gl_DeviceArrayObject *gl_devarray_empty(int ndim, const Py_ssize_t *shape, PyArr
 gl_DeviceArrayObject *gl_devarray_wrap(void *ptr, int ndim, const Py_ssize_t *shape,
                                        const Py_ssize_t *strides, PyArray_Descr *dtype, int device,
                                        int readonly, PyObject *base);
+/* Makes stream wait for the work of the stream that last used the array (an event, no host
+ * wait), so that an op may take an array made or used on another stream. 0, or -1 with a
+ * CudaError set. */
+int gl_devarray_order_after(gl_DeviceArrayObject *a, glc_stream stream);
 /* Records that the array is used on stream, so that its free is ordered after that use. */
 void gl_devarray_use(gl_DeviceArrayObject *a, glc_stream stream, PyObject *stream_keep);
 int gl_devarray_is_c_contiguous(const gl_DeviceArrayObject *a);

@@ -224,7 +224,10 @@ int gl_is_device_operand(PyObject *obj) {
 }
 
 gl_DeviceArrayObject *gl_as_device_array(PyObject *obj, const char *argname, glc_stream stream) {
-  if (gl_DeviceArray_Check(obj)) return (gl_DeviceArrayObject *)Py_NewRef(obj);
+  if (gl_DeviceArray_Check(obj)) {
+    if (gl_devarray_order_after((gl_DeviceArrayObject *)obj, stream) < 0) return NULL;
+    return (gl_DeviceArrayObject *)Py_NewRef(obj);
+  }
   PyObject *cai = PyObject_GetAttrString(obj, "__cuda_array_interface__");
   /* An interface without a stream (version 2, PyTorch's) says nothing of pending work; DLPack
    * then lets the producer order its own stream before ours. */

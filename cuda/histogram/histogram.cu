@@ -114,7 +114,8 @@ extern "C" int glc_histogram(int variant, int block, int dtype, size_t n, const 
       variant != GLC_HISTOGRAM_WARP_AGGREGATED && variant != GLC_HISTOGRAM_LANE_COLUMNS &&
       variant != GLC_HISTOGRAM_CUB)
     return glc_fail(cudaErrorInvalidValue, "glc_histogram(variant)");
-  if (block < 32 || block > 1024 || (block & (block - 1)) != 0)
+  // CUB picks its own blocks: variant 4 has no block tunable, and the binding passes 0.
+  if (variant != GLC_HISTOGRAM_CUB && (block < 32 || block > 1024 || (block & (block - 1)) != 0))
     return glc_fail(cudaErrorInvalidValue, "glc_histogram(block)");
   if (bins < 1 || bins > GLC_HISTOGRAM_MAX_BINS)
     return glc_fail(cudaErrorInvalidValue, "glc_histogram(bins)");

@@ -233,6 +233,22 @@ def test_stream_wait_event_orders_work():
 # ---------------------------------------------------------------- pinned memory
 
 
+@pytest.mark.parametrize("consumer", ["stream", "legacy default stream"])
+def test_arrays_handed_to_another_stream_are_ordered_after_their_last_use(consumer):
+    """An op on stream b that takes arrays last used on stream a (here: still being copied in on
+    a non-blocking stream) waits for a's work, with no synchronisation by the user. Big enough
+    that the copy is still in flight when the op launches: without the hand-over this fails."""
+    copy_stream = gl.Stream()
+    op_stream = gl.Stream() if consumer == "stream" else 0
+    a, x, y = saxpy_inputs(1 << 25, np.float32)
+    dx, dy = gl.to_device(x, stream=copy_stream), gl.to_device(y, stream=copy_stream)
+    got = gl.saxpy(a, dx, dy, stream=op_stream)
+    gl.synchronize(op_stream)
+    assert_saxpy_close(got.get(), a, x, y)
+    del dx, dy, got
+    gl.synchronize()
+
+
 def test_pinned_empty():
     before = gl.pinned_usage()["user"]
     p = gl.pinned_empty((3, 4), np.float64)

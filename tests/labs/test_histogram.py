@@ -202,7 +202,8 @@ def test_misaligned_views_read_head_and_tail(v, rng):
 @pytest.mark.gpu
 def test_misaligned_element_pointer_is_refused():
     base = gl.to_device(np.zeros(64, np.float32))
-    with pytest.raises(ValueError, match="x is not aligned"):
+    with pytest.raises(ValueError, match="x starts at 0x[0-9a-f]+, which is not aligned to its "
+                                         "4-byte elements"):
         gl.histogram_counts(CudaView(base, (8,), offset=2), 4, (0.0, 1.0), variant=3)
 
 
@@ -274,8 +275,10 @@ def test_argument_errors_name_the_argument(v, where):
 @pytest.mark.parametrize("v, where", [p for p in HIST_VW if p not in FLOAT_VW])
 def test_integer_only_variants_refuse_float_data(v, where):
     for r in [(0.0, 1.0), None]:
-        with pytest.raises(TypeError, match="x has dtype float32; expected one of: uint8"):
+        with pytest.raises(TypeError, match="x has dtype float32; expected one of: ") as e:
             gl.histogram(put(where, np.zeros(10, np.float32)), 4, r, variant=v.id)
+        accepted = str(e.value).split("expected one of: ")[1]
+        assert "uint8" in accepted and "float" not in accepted, accepted
 
 
 @pytest.mark.parametrize("v", variant_params("histogram", backend="cpu"))

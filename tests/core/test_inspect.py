@@ -135,6 +135,8 @@ def test_the_kernels_that_launch_are_the_ones_the_table_names(v):
         f"({list(v.sometimes)} only sometimes)")
     major, minor = gl.device_info()["compute_capability"]
     for k in r.kernels:
+        if k.name in v.sometimes and k.name not in r.launched:
+            continue  # not launched by inspect's call, so nothing to measure
         assert k.instances, f"{k.name}: no instance ran"
         for inst in k.instances:
             a = inst.attributes

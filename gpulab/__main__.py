@@ -30,22 +30,31 @@ def metadata(gpu, args):
     return meta
 
 
-def run_op(name, fn, gpu, args, rng):
+def run_op(name, fn, gpu, args, rng, not_run):
+    """The op's variants at its demo size; a variant that refuses that size (ValueError before
+    anything is timed: a one-block scan past its limit) is listed in not_run, with its reason."""
     spec = fn.__gpulab_op__
     results = []
+
+    def run(v, n, call_args, **kw):
+        try:
+            results.append(bench(fn, *call_args, variant=v.id, **kw))
+        except ValueError as e:
+            not_run.append({"op": name, "variant": v.id, "variant_name": v.name,
+                            "backend": v.backend, "n": n, "reason": str(e)})
+
     if gpu:
         n = max(1, int(spec.demo_size["gpu"] * args.scale))
         host_args = spec.example(n, rng)
         dev_args = [_core.to_device(a) if isinstance(a, np.ndarray) else a for a in host_args]
         for v in registry.variants(name):
             if v.backend == "cuda":
-                results.append(bench(fn, *dev_args, variant=v.id, repeat=args.repeat,
-                                     peers=not args.no_peers))
+                run(v, n, dev_args, repeat=args.repeat, peers=not args.no_peers)
     n = max(1, int(spec.demo_size["cpu"] * args.scale))
     host_args = spec.example(n, rng)
     for v in registry.variants(name):
         if v.backend == "cpu":
-            results.append(bench(fn, *host_args, variant=v.id, repeat=max(3, args.repeat // 4)))
+            run(v, n, host_args, repeat=max(3, args.repeat // 4))
     return results
 
 
@@ -94,18 +103,22 @@ def main(argv=None):
               f"FP32 FMA {c['fma_gflops'] / 1e3:.2f} TFLOP/s{more}, balance "
               f"{c['fma_gflops'] / c['copy_gbps']:.1f} flop/B")
     rng = np.random.default_rng(12345)
-    all_results = []
+    all_results, not_run = [], []
     for name in wanted:
-        results = run_op(name, OPS[name], gpu, args, rng)
+        refused = len(not_run)
+        results = run_op(name, OPS[name], gpu, args, rng, not_run)
         all_results += results
         sizes = sorted({r.size for r in results})
         bounds = "/".join(sorted({r.bound for r in results}))
         print(f"\n== {name}  ({bounds}-bound; n = {', '.join(str(s) for s in sizes)}; "
               f"x peer = peer time / ours, >1 means gpulab is faster)")
         print(results_table(results))
+        for r in not_run[refused:]:
+            print(f"{r['variant']:<4} {r['variant_name']}: not run at n = {r['n']}: {r['reason']}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"meta": meta, "results": [r.to_dict() for r in all_results]}, f, indent=1)
+            json.dump({"meta": meta, "results": [r.to_dict() for r in all_results],
+                       "not_run": not_run}, f, indent=1)
         print(f"\nSaved {len(all_results)} results to {args.json}")
     if args.html:
         html_report.write(args.html, meta, all_results)

@@ -57,6 +57,7 @@ def test_main_job_json(main_job):
     assert meta["build"] == json.loads(json.dumps(gl.build_info()))
     assert meta["settings"]["scale"] == 0.01 and meta["settings"]["repeat"] == 2
     assert meta["ceilings"]["cpu"]["copy_gbps"] > 0
+    assert data["not_run"] == []  # at this scale every variant takes its size
     gpu = gl.cuda_available()
     assert ("gpu" in meta["ceilings"]) == gpu
     expected = sorted((v.op, v.id) for v in gl.variants() if gpu or v.backend == "cpu")
@@ -111,6 +112,24 @@ def test_main_job_json_has_bound_and_unit(nbody_and_saxpy):
     for r in by_op["saxpy"]:
         assert r["bound"] == "memory"
         assert r["unit"] is None and r["unit_rate"] is None
+
+
+@pytest.mark.gpu
+def test_variants_that_refuse_the_size_are_listed_with_their_reason(tmp_path):
+    """Past 2^24 elements the one-block scans refuse; the job names them and goes on."""
+    path = tmp_path / "scan.json"
+    proc = run("--ops", "scan", "--scale", "0.3", "--repeat", "2", "--no-peers", "--json",
+               str(path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(path.read_text())
+    one_block = {"hillis_steele", "blelloch"}
+    assert {r["variant_name"] for r in data["not_run"]} == one_block
+    for r in data["not_run"]:
+        assert "scans in one block, up to 16777216 elements" in r["reason"]
+        assert r["n"] > 1 << 24
+        assert f"{r['variant_name']}: not run at n = {r['n']}" in proc.stdout
+    ran = {r["variant_name"] for r in data["results"]}
+    assert ran == {v.name for v in gl.variants("scan")} - one_block
 
 
 def test_info_command():

@@ -5,6 +5,8 @@
 // ("libcublas.so.13", then "libcublas.so"), and the eight functions used are looked up by name.
 // `import gpulab` and every other variant keep working where it is missing; these variants then
 // fail with cudaErrorFileNotFound and "libcublas.so.13 not found" as the failed call.
+// GPULAB_CUBLAS=<path> in the environment opens that library instead (another cuBLAS, such as a
+// wheel's; the tests name a missing one to see the error).
 // One handle per device, created on first use and kept for the life of the process (a handle
 // costs milliseconds to create: never per call).
 //
@@ -17,6 +19,7 @@
 #include <dlfcn.h>
 
 #include <climits>
+#include <cstdlib>
 #include <mutex>
 
 #include "cublas.cuh"
@@ -36,6 +39,7 @@ struct CublasApi {
   decltype(&cublasSgemv_v2) sgemv = nullptr;
   decltype(&cublasDgemv_v2) dgemv = nullptr;
   bool loaded = false;
+  bool chosen = false;  // GPULAB_CUBLAS named the library
 };
 
 template <typename F>
@@ -48,8 +52,15 @@ bool find(void *library, const char *name, F *slot) {
 const CublasApi &cublas_api() {
   static CublasApi api = [] {
     CublasApi found;
-    void *library = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
-    if (library == nullptr) library = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
+    const char *chosen = std::getenv("GPULAB_CUBLAS");
+    found.chosen = chosen != nullptr && *chosen != '\0';
+    void *library = nullptr;
+    if (found.chosen) {
+      library = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
+    } else {
+      library = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
+      if (library == nullptr) library = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
+    }
     if (library == nullptr) return found;
     found.loaded = find(library, "cublasCreate_v2", &found.create) &&
                    find(library, "cublasDestroy_v2", &found.destroy) &&
@@ -108,7 +119,10 @@ int device_handle(const CublasApi &api, cublasHandle_t *handle) {
 template <typename Call>
 int with_handle(cudaStream_t stream, cublasMath_t mode, Call &&call) {
   const CublasApi &api = cublas_api();
-  if (!api.loaded) return glc_fail(cudaErrorFileNotFound, "libcublas.so.13 not found");
+  if (!api.loaded)
+    return glc_fail(cudaErrorFileNotFound, api.chosen
+                                               ? "GPULAB_CUBLAS's library not found (or not cuBLAS)"
+                                               : "libcublas.so.13 not found");
   std::lock_guard<std::mutex> guard(handles_lock);
   cublasHandle_t handle = nullptr;
   int code = device_handle(api, &handle);

@@ -3,11 +3,14 @@ shapes (0, 1, odd, just over a tile, tall and skinny, short and wide), from NumP
 inputs, with every tunable value; S2's -O0..-O3 matvec variants against each other; the errors,
 which name their argument; and the name -> id numbering of cuda/linalg/linalg.h."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import CudaView, rng_for, variant_params, variant_where_params
+from conftest import CudaView, child_env, rng_for, variant_params, variant_where_params
 from references import linalg as ref
 
 MATVEC_VW = variant_where_params("matvec")
@@ -250,6 +253,39 @@ def test_mixed_placement_is_refused():
         gl.matmul(gl.to_device(A), A)
     with pytest.raises(TypeError, match="CPU"):
         gl.matvec(gl.to_device(A), gl.to_device(A[0]), variant="contiguous")
+
+
+CUBLAS_MISSING = """
+import numpy as np, gpulab as gl
+A = np.ones((5, 3), np.float32)
+B = np.ones((3, 4), np.float32)
+for op, args in (("matmul", (A, B)), ("matvec", (A, B[:, 0].copy()))):
+    for v in gl.variants(op):
+        if v.library and v.library.startswith("cuBLAS"):
+            try:
+                getattr(gl, op)(*args, variant=v.id)
+            except gl.CudaError as e:
+                assert e.code == 301 and "GPULAB_CUBLAS's library not found" in str(e), e
+                assert not e.sticky
+                print("refused", op, v.name)
+            else:
+                raise AssertionError(f"{op} {v.name} ran without cuBLAS")
+# every other rung still runs
+assert np.array_equal(gl.matmul(A, B, variant="shared_tiles"), np.full((5, 4), 3, np.float32))
+print("others run")
+"""
+
+
+@pytest.mark.gpu
+def test_a_missing_cublas_fails_only_its_variants():
+    """libcublas is opened on first use: where it is missing (here GPULAB_CUBLAS names a file
+    that does not exist), the cuBLAS variants raise CudaError (cudaErrorFileNotFound, not
+    sticky) naming the library, and every other variant runs."""
+    done = subprocess.run([sys.executable, "-c", CUBLAS_MISSING],
+                          env=child_env(GPULAB_CUBLAS="/nonexistent/libcublas.so.13"),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("refused") == 3 and "others run" in done.stdout
 
 
 # ---------------------------------------------------------------- errors

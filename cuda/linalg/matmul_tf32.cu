@@ -2,9 +2,9 @@
 // FP32 accumulation, seeded by NVIDIA's CUDA C++ Programming Guide (warp matrix functions,
 // m16n16k8 with precision::tf32) and its cp.async pipeline notes; the code is our own. Its peer
 // is cuBLAS with TF32 tensor-op math (variant 11). C[m x n] = A[m x k] B[k x n], row-major
-// float32 in and out; each product's inputs are rounded to TF32 (10-bit mantissa) with
-// wmma::__float_to_tf32, so results differ from FP32 by about 2^-11 relative per product
-// (the tests compare with a TF32 tolerance).
+// float32 in and out; each product's inputs are rounded to TF32 (10 explicit mantissa bits,
+// up to 2^-11 relative error each) with wmma::__float_to_tf32, so a product can be off by about
+// 2^-10 relative and a comparison with FP32 results needs a TF32 tolerance.
 //
 // The layout: a block of 256 threads (8 warps) computes a 128 x 128 tile of C, stepping through
 // k by 16 (two m16n16k8 steps). Its warps form 2 rows x 4 columns of 64 x 32 warp tiles; each
@@ -12,7 +12,8 @@
 // slice of B come into shared memory by cp.async, double-buffered as in variant 8 (16-byte
 // copies when the operand is 16-byte aligned with rows of a multiple of 4 floats, else 4-byte
 // copies; out-of-range elements are zero-filled). The shared rows are padded (A by 4 floats, B
-// by 8) so that a fragment load's 32 lanes hit 32 different banks. Full tiles store their
+// by 8) so that a fragment load's 32 lanes hit 32 different banks if wmma lays fragments out as
+// mma.m16n8k8 does (wmma does not document its layout; a profile will tell). Full tiles store their
 // fragments straight to C; edge tiles (or a C that is not 32-byte aligned, or n % 4 != 0) go
 // through a 16 x 16 staging square per warp and guarded stores.
 //

@@ -19,32 +19,14 @@
 // Predictions (H100, no measurement yet): cuda/linalg/SGEMM_RESOURCES.md.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
 #include "cuda/core/launch.cuh"
 #include "matmul_blocked.h"
+#include "sgemm_tiles.cuh"
 
 namespace {
-
-// The largest gridDim.y; row tiles past it are looped over inside the kernels.
-constexpr size_t max_grid_y = 65535;
-
-// min(left, tile) as an int: how much of a tile lies inside the matrix.
-__device__ __forceinline__ int extent(size_t left, int tile) {
-  return left < static_cast<size_t>(tile) ? static_cast<int>(left) : tile;
-}
-
-// Grid of column tiles (x) by row tiles (y, capped); false when n needs more than gridDim.x can
-// hold.
-bool tile_grid(size_t m, size_t n, int bm, int bn, dim3 *grid) {
-  const size_t cols = glc_blocks_to_cover(n, bn);
-  const size_t rows = glc_blocks_to_cover(m, bm);
-  if (cols > glc_max_grid_x) return false;
-  *grid = dim3(static_cast<unsigned>(cols), static_cast<unsigned>(std::min(rows, max_grid_y)));
-  return true;
-}
 
 // Variant 4. Each thread owns column tx of the tile and rows ty * TM .. ty * TM + TM - 1. Per
 // step of k it reads one B value and TM A values from shared memory for TM FMAs: the B value is
@@ -98,6 +80,35 @@ __global__ void __launch_bounds__(64 * 64 / TM, 1)
       for (int i = 0; i < TM; ++i) {
         const int r = ty * TM + i;
         if (r < rows_in) c[(row0 + r) * n + col0 + tx] = acc[i];
+      }
+    }
+  }
+}
+
+// Writes a thread's TM x TN results of variants 5-6, rows ty * TM + i and columns tx * TN + j
+// of the tile at (row0, col0) with rows_in x cols_in inside C: as float4s when vector (c 16-byte
+// aligned and n % 4 == 0, so a float4 is wholly inside or wholly outside), else element by
+// element.
+template <int TM, int TN>
+__device__ __forceinline__ void store_thread_tile(float *c, size_t n, size_t row0, size_t col0,
+                                                  int rows_in, int cols_in, int ty, int tx,
+                                                  bool vector, const float (&acc)[TM][TN]) {
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int r = ty * TM + i;
+    if (r >= rows_in) break;
+    float *c_row = c + (row0 + r) * n + col0;
+#pragma unroll
+    for (int q = 0; q < TN; q += 4) {
+      const int col = tx * TN + q;
+      if (vector) {
+        if (col < cols_in)
+          *reinterpret_cast<float4 *>(c_row + col) =
+              make_float4(acc[i][q], acc[i][q + 1], acc[i][q + 2], acc[i][q + 3]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (col + j < cols_in) c_row[col + j] = acc[i][q + j];
       }
     }
   }
@@ -158,24 +169,11 @@ __global__ void __launch_bounds__((BM * BN) / 64, 1)
         for (int i = 0; i < TM; ++i) ra[i] = as[ty * TM + i][kk];
 #pragma unroll
         for (int j = 0; j < TN; ++j) rb[j] = bs[kk][tx * TN + j];
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-          for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+        outer_product(ra, rb, acc);
       }
       __syncthreads();
     }
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-      const int r = ty * TM + i;
-      if (r >= rows_in) break;
-      float *c_row = c + (row0 + r) * n + col0;
-#pragma unroll
-      for (int j = 0; j < TN; ++j) {
-        const int col = tx * TN + j;
-        if (col < cols_in) c_row[col] = acc[i][j];
-      }
-    }
+    store_thread_tile(c, n, row0, col0, rows_in, cols_in, ty, tx, false, acc);
   }
 }
 
@@ -192,6 +190,8 @@ constexpr int vector_c = 4;  // c 16-byte aligned and n % 4 == 0
 // step of k instead of 16. Shapes or pointers that do not allow 16 bytes take the scalar,
 // element-guarded path of the same kernel for that operand (a uniform branch). Predicted:
 // about 1.15x variant 5 at 4096^3, from fewer load instructions between the FMAs.
+// The loads and the loop around them are sgemm_float4_slices (sgemm_tiles.cuh), which variant 7
+// shares; this kernel gives it the thread tile's reads and stores.
 template <int BM, int BN, int BK>
 __global__ void __launch_bounds__((BM * BN) / 64, 1)
     sgemm_vectorized(size_t m, size_t n, size_t k, const float *__restrict__ a,
@@ -204,100 +204,25 @@ __global__ void __launch_bounds__((BM * BN) / 64, 1)
   const int tid = threadIdx.x;
   const int tx = tid % (BN / TN);
   const int ty = tid / (BN / TN);
-  // Each thread loads the float4 at column a_col of A's slice, rows a_row + l * A_STEP, and the
-  // float4 at column b_col of B's slice, rows b_row + l * B_STEP.
-  constexpr int A_STEP = THREADS / (BK / 4), B_STEP = THREADS / (BN / 4);
-  const int a_row = tid / (BK / 4), a_col = tid % (BK / 4) * 4;
-  const int b_row = tid / (BN / 4), b_col = tid % (BN / 4) * 4;
-  const size_t col0 = static_cast<size_t>(blockIdx.x) * BN;
-  const int cols_in = extent(n - col0, BN);
-  const size_t a_stride = A_STEP * k, b_stride = B_STEP * n;
-  for (size_t row0 = static_cast<size_t>(blockIdx.y) * BM; row0 < m;
-       row0 += static_cast<size_t>(gridDim.y) * BM) {
-    const int rows_in = extent(m - row0, BM);
-    const float *pa = a + (row0 + a_row) * k + a_col;
-    const float *pb = b + static_cast<size_t>(b_row) * n + col0 + b_col;
-    float acc[TM][TN] = {};
-    for (size_t k0 = 0; k0 < k; k0 += BK, pa += BK, pb += BK * n) {
-      const int k_in = extent(k - k0, BK);
-#pragma unroll
-      for (int l = 0; l < BM / A_STEP; ++l) {
-        const int r = a_row + l * A_STEP;
-        const float *p = pa + l * a_stride;
-        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (r < rows_in) {
-          if (vector & vector_a) {
-            if (a_col < k_in) v = *reinterpret_cast<const float4 *>(p);
-          } else {
-            if (a_col < k_in) v.x = p[0];
-            if (a_col + 1 < k_in) v.y = p[1];
-            if (a_col + 2 < k_in) v.z = p[2];
-            if (a_col + 3 < k_in) v.w = p[3];
-          }
-        }
-        as[a_col + 0][r] = v.x;
-        as[a_col + 1][r] = v.y;
-        as[a_col + 2][r] = v.z;
-        as[a_col + 3][r] = v.w;
-      }
-#pragma unroll
-      for (int l = 0; l < BK / B_STEP; ++l) {
-        const int kk = b_row + l * B_STEP;
-        const float *p = pb + l * b_stride;
-        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (kk < k_in) {
-          if (vector & vector_b) {
-            if (b_col < cols_in) v = *reinterpret_cast<const float4 *>(p);
-          } else {
-            if (b_col < cols_in) v.x = p[0];
-            if (b_col + 1 < cols_in) v.y = p[1];
-            if (b_col + 2 < cols_in) v.z = p[2];
-            if (b_col + 3 < cols_in) v.w = p[3];
-          }
-        }
-        *reinterpret_cast<float4 *>(&bs[kk][b_col]) = v;
-      }
-      __syncthreads();
-#pragma unroll
-      for (int kk = 0; kk < BK; ++kk) {
+  sgemm_float4_slices<BM, BN, BK, THREADS>(
+      m, n, k, a, b, vector & vector_a, vector & vector_b, as, bs,
+      [&](const float(&as_k)[BM + PAD], const float(&bs_k)[BN], float(&acc)[TM][TN]) {
         float ra[TM], rb[TN];
 #pragma unroll
         for (int q = 0; q < TM; q += 4) {
-          const float4 v = *reinterpret_cast<const float4 *>(&as[kk][ty * TM + q]);
+          const float4 v = *reinterpret_cast<const float4 *>(&as_k[ty * TM + q]);
           ra[q] = v.x, ra[q + 1] = v.y, ra[q + 2] = v.z, ra[q + 3] = v.w;
         }
 #pragma unroll
         for (int q = 0; q < TN; q += 4) {
-          const float4 v = *reinterpret_cast<const float4 *>(&bs[kk][tx * TN + q]);
+          const float4 v = *reinterpret_cast<const float4 *>(&bs_k[tx * TN + q]);
           rb[q] = v.x, rb[q + 1] = v.y, rb[q + 2] = v.z, rb[q + 3] = v.w;
         }
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-          for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
-      }
-      __syncthreads();
-    }
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-      const int r = ty * TM + i;
-      if (r >= rows_in) break;
-      float *c_row = c + (row0 + r) * n + col0;
-#pragma unroll
-      for (int q = 0; q < TN; q += 4) {
-        const int col = tx * TN + q;
-        if (vector & vector_c) {
-          if (col < cols_in)
-            *reinterpret_cast<float4 *>(c_row + col) =
-                make_float4(acc[i][q], acc[i][q + 1], acc[i][q + 2], acc[i][q + 3]);
-        } else {
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-            if (col + j < cols_in) c_row[col + j] = acc[i][q + j];
-        }
-      }
-    }
-  }
+        outer_product(ra, rb, acc);
+      },
+      [&](size_t row0, size_t col0, int rows_in, int cols_in, const float(&acc)[TM][TN]) {
+        store_thread_tile(c, n, row0, col0, rows_in, cols_in, ty, tx, vector & vector_c, acc);
+      });
 }
 
 int launch_register_1d(int tm, size_t m, size_t n, size_t k, const float *a, const float *b,

@@ -23,17 +23,16 @@
 #include <cuda_runtime.h>
 #include <mma.h>
 
-#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
 
 #include "cuda/core/launch.cuh"
 #include "matmul_blocked.h"
+#include "sgemm_tiles.cuh"
 
 namespace {
 
-constexpr size_t max_grid_y = 65535;
 constexpr int tf32_bm = 128, tf32_bn = 128, tf32_bk = 16, tf32_threads = 256;
 constexpr int tf32_a_ld = tf32_bk + 4;  // padded shared row lengths (floats)
 constexpr int tf32_b_ld = tf32_bn + 8;
@@ -42,42 +41,6 @@ constexpr int tf32_b_ld = tf32_bn + 8;
 constexpr int vector_a = 1;  // a 16-byte aligned and k % 4 == 0: 16-byte copies of A
 constexpr int vector_b = 2;  // b 16-byte aligned and n % 4 == 0: 16-byte copies of B
 constexpr int direct_c = 4;  // c 32-byte aligned, n % 4 == 0, n < 2^32: fragments store to C
-
-__device__ __forceinline__ int extent(size_t left, int tile) {
-  return left < static_cast<size_t>(tile) ? static_cast<int>(left) : tile;
-}
-
-// cp.async (sm_80+), zero-filling the destination when !in_range (src must still be valid).
-__device__ __forceinline__ void cp_async4(float *dst, const float *src, bool in_range) {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
-               "r"(in_range ? 4 : 0)
-               : "memory");
-#endif
-}
-
-__device__ __forceinline__ void cp_async16(float *dst, const float *src, bool in_range) {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
-               "r"(in_range ? 16 : 0)
-               : "memory");
-#endif
-}
-
-__device__ __forceinline__ void cp_async_commit() {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-template <int pending>
-__device__ __forceinline__ void cp_async_wait() {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
-#endif
-}
 
 // Over the FP32 rungs: the products run on the tensor cores, one m16n16k8 mma_sync doing 2048
 // multiply-adds for a warp where an FFMA does 32, at TF32 input precision. Predicted: several
@@ -224,10 +187,9 @@ int glc_matmul_tf32(const glc_matmul_tunables *t, size_t m, size_t n, size_t k, 
     return glc_fail(cudaErrorInvalidValue, "glc_matmul_tf32(m, n, k)");
   if (!glc_all_aligned(sizeof(float), a, b, c))
     return glc_fail(cudaErrorInvalidValue, "glc_matmul_tf32(pointers)");
-  const size_t cols = glc_blocks_to_cover(n, tf32_bn);
-  if (cols > glc_max_grid_x) return glc_fail(cudaErrorInvalidValue, "sgemm_tf32_wmma(n too large)");
-  const dim3 grid(static_cast<unsigned>(cols),
-                  static_cast<unsigned>(std::min(glc_blocks_to_cover(m, tf32_bm), max_grid_y)));
+  dim3 grid;
+  if (!tile_grid(m, n, tf32_bm, tf32_bn, &grid))
+    return glc_fail(cudaErrorInvalidValue, "sgemm_tf32_wmma(n too large)");
   int device = 0, major = 0;
   int code = GLC_CUDA(cudaGetDevice, &device);
   if (code) return code;

@@ -19,16 +19,15 @@
 // Predictions (H100, no measurement yet): cuda/linalg/SGEMM_RESOURCES.md.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
 #include "cuda/core/launch.cuh"
 #include "matmul_blocked.h"
+#include "sgemm_tiles.cuh"
 
 namespace {
 
-constexpr size_t max_grid_y = 65535;  // row tiles past it are looped over inside the kernels
 constexpr int warp_tile_m = 32, warp_tile_n = 64;
 constexpr int a_pad = 4;  // floats of padding on each transposed A row in shared memory
 
@@ -36,19 +35,6 @@ constexpr int a_pad = 4;  // floats of padding on each transposed A row in share
 constexpr int vector_a = 1;  // a 16-byte aligned and k % 4 == 0: every A row starts aligned
 constexpr int vector_b = 2;  // b 16-byte aligned and n % 4 == 0
 constexpr int vector_c = 4;  // c 16-byte aligned and n % 4 == 0
-
-// min(left, tile) as an int: how much of a tile lies inside the matrix.
-__device__ __forceinline__ int extent(size_t left, int tile) {
-  return left < static_cast<size_t>(tile) ? static_cast<int>(left) : tile;
-}
-
-bool tile_grid(size_t m, size_t n, int bm, int bn, dim3 *grid) {
-  const size_t cols = glc_blocks_to_cover(n, bn);
-  const size_t rows = glc_blocks_to_cover(m, bm);
-  if (cols > glc_max_grid_x) return false;
-  *grid = dim3(static_cast<unsigned>(cols), static_cast<unsigned>(std::min(rows, max_grid_y)));
-  return true;
-}
 
 // One step of k for one thread: its 8 A values and 8 B values (two float4s each, at the warp
 // layout's offsets) and their 64 products.
@@ -63,10 +49,7 @@ __device__ __forceinline__ void warp_tile_step(const float (&as)[BM + a_pad], co
     const float4 vb = *reinterpret_cast<const float4 *>(&bs[wc + h * 32 + lc * 4]);
     rb[h * 4 + 0] = vb.x, rb[h * 4 + 1] = vb.y, rb[h * 4 + 2] = vb.z, rb[h * 4 + 3] = vb.w;
   }
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+  outer_product(ra, rb, acc);
 }
 
 // Writes a thread's 8 x 8 results: result (i, j) is C's row row0 + wr + (i / 4) * 16 + lr * 4 +
@@ -102,6 +85,7 @@ __device__ __forceinline__ void store_warp_tile(float *c, size_t n, size_t row0,
 // whole 128-byte segments per row. Each 8-thread group of a warp reads one 32 x 64 warp tile's
 // slices, so the shared traffic per FMA is the same as variant 6 but is served in one pass per
 // instruction. Predicted: about 1.1x variant 6 (the shared loads were the stall after the FMAs).
+// The loads and the loop are variant 6's own code, sgemm_float4_slices in sgemm_tiles.cuh.
 template <int BM, int BN, int BK>
 __global__ void __launch_bounds__((BM * BN) / 64, 1)
     sgemm_warp_tiling(size_t m, size_t n, size_t k, const float *__restrict__ a,
@@ -115,102 +99,14 @@ __global__ void __launch_bounds__((BM * BN) / 64, 1)
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int wr = warp / WARPS_N * warp_tile_m, wc = warp % WARPS_N * warp_tile_n;
   const int lr = lane / 8, lc = lane % 8;
-  // Each thread loads the float4 at column a_col of A's slice, rows a_row + l * A_STEP, and the
-  // float4 at column b_col of B's slice, rows b_row + l * B_STEP.
-  constexpr int A_STEP = THREADS / (BK / 4), B_STEP = THREADS / (BN / 4);
-  const int a_row = tid / (BK / 4), a_col = tid % (BK / 4) * 4;
-  const int b_row = tid / (BN / 4), b_col = tid % (BN / 4) * 4;
-  const size_t col0 = static_cast<size_t>(blockIdx.x) * BN;
-  const int cols_in = extent(n - col0, BN);
-  const size_t a_stride = A_STEP * k, b_stride = B_STEP * n;
-  for (size_t row0 = static_cast<size_t>(blockIdx.y) * BM; row0 < m;
-       row0 += static_cast<size_t>(gridDim.y) * BM) {
-    const int rows_in = extent(m - row0, BM);
-    const float *pa = a + (row0 + a_row) * k + a_col;
-    const float *pb = b + static_cast<size_t>(b_row) * n + col0 + b_col;
-    float acc[8][8] = {};
-    for (size_t k0 = 0; k0 < k; k0 += BK, pa += BK, pb += BK * n) {
-      const int k_in = extent(k - k0, BK);
-#pragma unroll
-      for (int l = 0; l < BM / A_STEP; ++l) {
-        const int r = a_row + l * A_STEP;
-        const float *p = pa + l * a_stride;
-        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (r < rows_in) {
-          if (vector & vector_a) {
-            if (a_col < k_in) v = *reinterpret_cast<const float4 *>(p);
-          } else {
-            if (a_col < k_in) v.x = p[0];
-            if (a_col + 1 < k_in) v.y = p[1];
-            if (a_col + 2 < k_in) v.z = p[2];
-            if (a_col + 3 < k_in) v.w = p[3];
-          }
-        }
-        as[a_col + 0][r] = v.x;
-        as[a_col + 1][r] = v.y;
-        as[a_col + 2][r] = v.z;
-        as[a_col + 3][r] = v.w;
-      }
-#pragma unroll
-      for (int l = 0; l < BK / B_STEP; ++l) {
-        const int kk = b_row + l * B_STEP;
-        const float *p = pb + l * b_stride;
-        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (kk < k_in) {
-          if (vector & vector_b) {
-            if (b_col < cols_in) v = *reinterpret_cast<const float4 *>(p);
-          } else {
-            if (b_col < cols_in) v.x = p[0];
-            if (b_col + 1 < cols_in) v.y = p[1];
-            if (b_col + 2 < cols_in) v.z = p[2];
-            if (b_col + 3 < cols_in) v.w = p[3];
-          }
-        }
-        *reinterpret_cast<float4 *>(&bs[kk][b_col]) = v;
-      }
-      __syncthreads();
-#pragma unroll
-      for (int kk = 0; kk < BK; ++kk) warp_tile_step<BM, BN>(as[kk], bs[kk], wr, wc, lr, lc, acc);
-      __syncthreads();  // the next slice overwrites as and bs
-    }
-    store_warp_tile(c, n, row0, col0, rows_in, cols_in, wr, wc, lr, lc, vector & vector_c, acc);
-  }
-}
-
-// cp.async (sm_80+): a copy from global to shared memory that does not pass through registers
-// and that the thread does not wait for until cp.async.wait_group. src_bytes 0 reads nothing and
-// fills the destination with zeros (the guard for out-of-range elements; src must still be a
-// valid address, so callers pass the matrix's base).
-__device__ __forceinline__ void cp_async4(float *dst, const float *src, bool in_range) {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
-               "r"(in_range ? 4 : 0)
-               : "memory");
-#endif
-}
-
-__device__ __forceinline__ void cp_async16(float *dst, const float *src, bool in_range) {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
-               "r"(in_range ? 16 : 0)
-               : "memory");
-#endif
-}
-
-__device__ __forceinline__ void cp_async_commit() {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-// Waits until at most `pending` of this thread's committed groups are still in flight.
-template <int pending>
-__device__ __forceinline__ void cp_async_wait() {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
-#endif
+  sgemm_float4_slices<BM, BN, BK, THREADS>(
+      m, n, k, a, b, vector & vector_a, vector & vector_b, as, bs,
+      [&](const float(&as_k)[BM + a_pad], const float(&bs_k)[BN], float(&acc)[8][8]) {
+        warp_tile_step<BM, BN>(as_k, bs_k, wr, wc, lr, lc, acc);
+      },
+      [&](size_t row0, size_t col0, int rows_in, int cols_in, const float(&acc)[8][8]) {
+        store_warp_tile(c, n, row0, col0, rows_in, cols_in, wr, wc, lr, lc, vector & vector_c, acc);
+      });
 }
 
 // Variant 8. Variant 7's tiles and warp layout, with two shared stages filled by cp.async: while

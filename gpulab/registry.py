@@ -24,6 +24,9 @@ class Variant:
     # a deliberate data race (the concepts lab's demos): results vary, within bounds, and the
     # sanitizer runs that must come out clean leave it to its lab's driver
     racy: bool = False
+    # not the op but the ceiling it is measured against (the linalg lab's copy beside transpose):
+    # its result is the input's bytes, in order, in the output's shape
+    ceiling: bool = False
     lab: str = ""  # the lab the op belongs to (csrc/labs/labs.def)
     # CUDA variants: the functions of cuda/<lab>/ it launches (gl.inspect shows their source)
     kernels: tuple = ()

@@ -148,6 +148,24 @@ PLANTS: List[Plant] = [
           find="  for (unsigned d = half; d > 0; d >>= 1, offset <<= 1) {\n    __syncthreads();\n",
           replace="  for (unsigned d = half; d > 0; d >>= 1, offset <<= 1) {\n",
           tool="racecheck", driver=("scan.py", "--only", "scan:1", "--inputs", "device")),
+    # The shared-tile SGEMM's guarded load of A lets the column k through: on the last row of A
+    # that is one element past A's end (its product meets a zero of B's guarded tile, so the
+    # result stays right and only memcheck can tell).
+    Plant("linalg-tile-load-one-past", "linalg", "read one past the end of A in a guarded tile load",
+          "cuda/linalg/matmul.cu", after="__device__ void tiled_product(",
+          find="as_t[tx][ty] = row < m && a_col < k ?",
+          replace="as_t[tx][ty] = row < m && a_col <= k ?",
+          tool="memcheck", driver=("linalg.py", "--only", "matmul:2")),
+    # The shared-tile SGEMM without the barrier between the tile loads and the products: warps
+    # read the tiles' words that other warps may not have stored yet (plain shared loads and
+    # stores, which racecheck watches).
+    Plant("linalg-tiles-missing-syncthreads", "linalg",
+          "missing __syncthreads() between a shared tile's stores and its loads",
+          "cuda/linalg/matmul.cu", after="__device__ void tiled_product(",
+          find="    __syncthreads();\n#pragma unroll\n",
+          replace="#pragma unroll\n",
+          tool="racecheck",
+          driver=("linalg.py", "--only", "matmul:2", "--inputs", "device")),
 ]
 
 

@@ -7,6 +7,7 @@ import pytest
 
 import gpulab as gl
 from conftest import CHECKS, GPU, all_variant_params, rng_for, to_device_args
+from references import check_variant
 from gpulab._op import OPS
 
 EXAMPLE_SIZES = [1, 33, 1000, 100_003]
@@ -24,7 +25,7 @@ def test_every_op_has_a_reference():
 def test_matches_reference(v):
     for n in EXAMPLE_SIZES:
         args = example(v.op, n)
-        CHECKS[v.op](OPS[v.op](*args, variant=v.id), *args)
+        check_variant(CHECKS, v, OPS[v.op](*args, variant=v.id), *args)
 
 
 @pytest.mark.parametrize("v", all_variant_params(backend="cuda"))
@@ -33,7 +34,7 @@ def test_matches_reference_on_device(v):
         args = example(v.op, n)
         got = OPS[v.op](*to_device_args(args), variant=v.id)
         assert isinstance(got, gl.DeviceArray)
-        CHECKS[v.op](got.get(), *args)
+        check_variant(CHECKS, v, got.get(), *args)
 
 
 @pytest.mark.parametrize("v", [p for p in all_variant_params() if p.values[0].deterministic])

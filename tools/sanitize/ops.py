@@ -18,6 +18,7 @@ from gpulab._op import OPS
 def main():
     args, rng = start(__doc__)
     checks = references()
+    from references import check_variant
     calls = 0
     for name, fn in OPS.items():
         spec = fn.__gpulab_op__
@@ -49,7 +50,7 @@ def main():
                             settle()
                         for where, got in runs:
                             try:
-                                checks[name](got, *host)
+                                check_variant(checks, v, got, *host)
                             except AssertionError as e:
                                 sys.exit(f"mismatch: {name} {v.name} {where} n={n} {kw}: {e}")
                             calls += 1

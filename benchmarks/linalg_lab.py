@@ -1,0 +1,202 @@
+"""The linalg lab's ladders on the GPU, in one run, against the ceilings, cuBLAS and the peers:
+
+  * matvec: every CUDA variant at 16384^2 float32 and float64 (cuBLAS SGEMV/DGEMV is variant 4;
+    torch.mv and cupy.dot on the same arrays); S2's scaling table, 10, 100, 1000 and 10000
+    square and the 10 x 10000 wide case, for the best variant, cuBLAS and the CPU ladder;
+  * matmul: every CUDA variant at 1024^3, 4096^3 and 8192^3 float32 in GFLOP/s, as a fraction of
+    cuBLAS SGEMM (TF32 off) in the same run and of the FP32 FMA ceiling (the TF32 rungs against
+    cuBLAS with TF32 on); S0's skewed sweep m = 1024 i, n = 1024 / i, k = 1024 for i = 1, 2,
+    4, ..., 1024; the tile sweep of every tunable variant at 4096^3 (the notebook's heatmap);
+  * transpose: every CUDA variant at 16384^2 float32, against the copy variant and CuPy's
+    .T.copy() (968 GB/s on the H100, benchmarks/NOTES.md).
+
+GPU times are CUDA events on device arrays (gl.bench), L2 flushed before each repetition. The
+issue's targets: the best hand-written SGEMM >= 0.9x cuBLAS at 4096^3 and 8192^3; the best
+transpose >= 0.9x the copy; the best hand-written matvec >= 1.0x cuBLAS SGEMV at 16384^2.
+
+    python benchmarks/linalg_lab.py [--repeat 10] [--quick]
+"""
+
+import argparse
+
+import numpy as np
+
+import gpulab as gl
+from common import require_gpu, save
+
+HAND_WRITTEN_SGEMM = ("naive", "coalesced", "shared_tiles", "padded_tiles", "register_1d",
+                      "register_2d", "vectorized", "warp_tiling", "double_buffered")
+
+
+def cuda_variants(op):
+    return [v for v in gl.variants(op) if v.backend == "cuda"]
+
+
+def row(r, **extra):
+    peers = {name: p["median_ms"] for name, p in (r.peers or {}).items()}
+    return {**extra, "variant": r.variant_name, "id": r.variant, "median_ms": r.median_ms,
+            "min_ms": r.min_ms, "max_ms": r.max_ms, "gbps": r.gbps, "gflops": r.gflops,
+            "frac_copy": r.frac_copy, "frac_fma": r.frac_fma, "peers_ms": peers,
+            **{f"over_{name}": ms / r.median_ms for name, ms in peers.items()}}
+
+
+def matvec_ladder(n, repeat):
+    rows = []
+    rng = np.random.default_rng(1)
+    for dtype in (np.float32, np.float64):
+        A = gl.to_device(rng.standard_normal((n, n)).astype(dtype))
+        x = gl.to_device(rng.standard_normal(n).astype(dtype))
+        for v in cuda_variants("matvec"):
+            r = gl.bench(gl.matvec, A, x, variant=v.id, repeat=repeat, peers=v.name == "cublas")
+            rows.append(row(r, dtype=np.dtype(dtype).name, m=n, n=n))
+    return rows
+
+
+def matvec_scaling(repeat):
+    """S2's table: square 10 ... 10000 and 10 x 10000, GPU (best, cuBLAS) and every CPU rung."""
+    rows = []
+    rng = np.random.default_rng(2)
+    best = next(v for v in cuda_variants("matvec") if v.best)
+    for m, n in ((10, 10), (100, 100), (1000, 1000), (10000, 10000), (10, 10000)):
+        A = rng.standard_normal((m, n))
+        x = rng.standard_normal(n)
+        dA, dx = gl.to_device(A), gl.to_device(x)
+        for v in gl.variants("matvec"):
+            if v.backend == "cuda" and v.id not in (best.id, 4):
+                continue
+            args = (dA, dx) if v.backend == "cuda" else (A, x)
+            r = gl.bench(gl.matvec, *args, variant=v.id,
+                         repeat=repeat if v.backend == "cuda" or m * n <= 10 ** 6 else 3)
+            rows.append(row(r, dtype="float64", m=m, n=n, backend=v.backend))
+    return rows
+
+
+def matmul_ladder(sizes, repeat):
+    rows = []
+    rng = np.random.default_rng(3)
+    for s in sizes:
+        A = gl.to_device(rng.standard_normal((s, s)).astype(np.float32))
+        B = gl.to_device(rng.standard_normal((s, s)).astype(np.float32))
+        results = {}
+        for v in cuda_variants("matmul"):
+            if v.name in ("naive", "coalesced") and s > 4096:
+                continue  # minutes per call at 8192^3, and their place in the ladder is set
+            r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=repeat if s < 8192 else 3,
+                         peers=v.name == "cublas")
+            results[v.name] = row(r, m=s, n=s, k=s)
+        for name, r in results.items():
+            ref = results.get("cublas_tf32" if "tf32" in name else "cublas")
+            r["frac_cublas"] = ref["median_ms"] / r["median_ms"] if ref else None
+            rows.append(r)
+    return rows
+
+
+def matmul_skewed(repeat):
+    """S0's sweep: m = 1024 i, n = 1024 / i, k = 1024, the same flops at every i."""
+    rows = []
+    rng = np.random.default_rng(4)
+    best = [v for v in cuda_variants("matmul") if v.best or v.name == "cublas"]
+    i = 1
+    while i <= 1024:
+        m, n, k = 1024 * i, 1024 // i, 1024
+        A = gl.to_device(rng.standard_normal((m, k)).astype(np.float32))
+        B = gl.to_device(rng.standard_normal((k, n)).astype(np.float32))
+        for v in best:
+            r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=repeat)
+            rows.append(row(r, i=i, m=m, n=n, k=k))
+        i *= 2
+    return rows
+
+
+def matmul_tunables(s, repeat):
+    """Every value of every tunable of each CUDA variant at s^3 (one at a time)."""
+    rows = []
+    rng = np.random.default_rng(5)
+    A = gl.to_device(rng.standard_normal((s, s)).astype(np.float32))
+    B = gl.to_device(rng.standard_normal((s, s)).astype(np.float32))
+    for v in cuda_variants("matmul"):
+        if v.name in ("naive", "coalesced"):
+            continue
+        for name, t in v.tunables.items():
+            for value in t["values"]:
+                r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=repeat, **{name: value})
+                rows.append(row(r, m=s, n=s, k=s, tunable=name, value=value))
+    return rows
+
+
+def transpose_ladder(n, repeat):
+    rng = np.random.default_rng(6)
+    A = gl.to_device(rng.standard_normal((n, n)).astype(np.float32))
+    rows = []
+    for v in cuda_variants("transpose"):
+        for tile in v.tunables.get("tile", {}).get("values", [None]):
+            kw = {} if tile is None else {"tile": tile}
+            r = gl.bench(gl.transpose, A, variant=v.id, repeat=repeat, peers=v.best, **kw)
+            rows.append(row(r, rows=n, cols=n, **kw))
+    copy = next(r for r in rows if r["variant"] == "copy")
+    for r in rows:
+        r["frac_copy_variant"] = copy["median_ms"] / r["median_ms"]
+    return rows
+
+
+def summarize(matvec, matmul, transpose):
+    def pick(rows, **match):
+        return [r for r in rows if all(r.get(k) == v for k, v in match.items())]
+
+    out = {"targets": {}}
+    for s in (4096, 8192):
+        hand = [r for r in pick(matmul, m=s) if r["variant"] in HAND_WRITTEN_SGEMM]
+        if hand:
+            best = max(hand, key=lambda r: r["frac_cublas"] or 0)
+            out[f"sgemm_best_{s}"] = {"variant": best["variant"], "frac_cublas":
+                                      best["frac_cublas"], "frac_fma": best["frac_fma"]}
+            out["targets"][f"sgemm >= 0.9x cuBLAS at {s}^3"] = (best["frac_cublas"] or 0) >= 0.9
+    best_t = max((r for r in transpose if r["variant"] != "copy"),
+                 key=lambda r: r["frac_copy_variant"])
+    out["transpose_best"] = {"variant": best_t["variant"], "frac_copy": best_t["frac_copy_variant"],
+                             "over_cupy": best_t.get("over_cupy")}
+    out["targets"]["transpose >= 0.9x copy"] = best_t["frac_copy_variant"] >= 0.9
+    f32 = pick(matvec, dtype="float32")
+    cublas = next(r for r in f32 if r["variant"] == "cublas")
+    best_m = min((r for r in f32 if r["variant"] != "cublas"), key=lambda r: r["median_ms"])
+    out["matvec_best"] = {"variant": best_m["variant"],
+                          "over_cublas": cublas["median_ms"] / best_m["median_ms"]}
+    out["targets"]["matvec >= 1.0x cuBLAS SGEMV"] = cublas["median_ms"] >= best_m["median_ms"]
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes only (a check of the script, not a measurement)")
+    args = parser.parse_args()
+    require_gpu()
+    quick = args.quick
+    settings = {"repeat": args.repeat, "matvec_n": 2048 if quick else 16384,
+                "matmul_sizes": [256, 512] if quick else [1024, 4096, 8192],
+                "tunable_size": 512 if quick else 4096,
+                "transpose_n": 2048 if quick else 16384}
+    ceilings = gl.ceilings()
+    print(gl.device_info()["name"], settings, "copy", ceilings["copy_gbps"], "GB/s, FMA",
+          ceilings["fma_gflops"], "GFLOP/s")
+    matvec = matvec_ladder(settings["matvec_n"], args.repeat)
+    print(gl.Table(matvec))
+    scaling = [] if quick else matvec_scaling(args.repeat)
+    matmul = matmul_ladder(settings["matmul_sizes"], args.repeat)
+    print(gl.Table(matmul))
+    skewed = [] if quick else matmul_skewed(args.repeat)
+    tunables = matmul_tunables(settings["tunable_size"], args.repeat)
+    transpose = transpose_ladder(settings["transpose_n"], args.repeat)
+    print(gl.Table(transpose))
+    summary = summarize(matvec, matmul, transpose)
+    print(summary)
+    save("linalg_lab", settings, {"copy_gbps": ceilings["copy_gbps"],
+                                  "fma_gflops": ceilings["fma_gflops"], "summary": summary,
+                                  "matvec": matvec, "matvec_scaling": scaling, "matmul": matmul,
+                                  "matmul_skewed": skewed, "matmul_tunables": tunables,
+                                  "transpose": transpose})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,215 @@
+/* The linalg lab's bindings (LABS.md section 6, issue 10): matvec, matmul and transpose, on the
+ * shared operand placement (csrc/core/operands.h). Shapes are checked here, before anything is
+ * allocated or launched. */
+#include <string.h>
+
+#include "cpu.h"
+#include "csrc/core/args.h"
+#include "csrc/core/operands.h"
+#include "cuda/linalg/linalg.h"
+#include "variants.h"
+
+static int same_type(int dtype) { return dtype == GLC_F64 ? NPY_FLOAT64 : NPY_FLOAT32; }
+
+/* ---- matvec ---- */
+
+typedef struct {
+  PyObject *block;
+  int block_value;
+} matvec_params;
+
+static int matvec_configure(gl_operands_call *c) {
+  matvec_params *p = c->params;
+  return gl_resolve_tunable(c->variant, "block", p->block, &p->block_value);
+}
+
+static int matvec_outputs(gl_operands_call *c) {
+  const Py_ssize_t m = c->shape[0][0], n = c->shape[0][1];
+  if (c->shape[1][0] != n) {
+    PyErr_Format(PyExc_ValueError, "x must have A's %zd columns (A is %zd x %zd), got %zd elements",
+                 n, m, n, c->shape[1][0]);
+    return -1;
+  }
+  c->out_ndim[0] = 1;
+  c->out_shape[0][0] = m;
+  c->out_type[0] = same_type(c->dtype);
+  return 0;
+}
+
+static int matvec_cuda(const gl_operands_call *c) {
+  const matvec_params *p = c->params;
+  return glc_matvec(c->variant->id, p->block_value, c->dtype, (size_t)c->shape[0][0],
+                    (size_t)c->shape[0][1], c->in[0], c->in[1], c->out[0], c->stream);
+}
+
+static int matvec_cpu(const gl_operands_call *c) {
+  return glcpu_matvec(c->variant->id, c->dtype, (size_t)c->shape[0][0], (size_t)c->shape[0][1],
+                      c->in[0], c->in[1], c->out[0]);
+}
+
+static const gl_operands_op matvec_op = {.ladder = &gl_ladder_matvec,
+                                         .n_in = 2,
+                                         .in = {{"A", 2}, {"x", 1}},
+                                         .dtypes = GL_FLOATS,
+                                         .n_out = 1,
+                                         .configure = matvec_configure,
+                                         .outputs = matvec_outputs,
+                                         .run_cuda = matvec_cuda,
+                                         .run_cpu = matvec_cpu};
+
+/* matvec(A, x, variant, stream, block), all positional. */
+static PyObject *py_matvec(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 5) return PyErr_Format(PyExc_TypeError, "_core.matvec takes 5 positional arguments");
+  matvec_params p = {args[4], 0};
+  return gl_operands_run(&matvec_op, args, args[2], args[3], &p);
+}
+
+/* ---- matmul ---- */
+
+typedef struct {
+  PyObject *tunables; /* a dict of the keyword tunables */
+  glc_matmul_tunables values;
+} matmul_params;
+
+/* Every key of the tunables dict must be one of the variant's tunables; each of those resolves
+ * against the values its table row allows (ValueError naming the tunable otherwise). */
+static int matmul_configure(gl_operands_call *c) {
+  matmul_params *p = c->params;
+  const gl_variant *v = c->variant;
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(p->tunables, &pos, &key, &value)) {
+    const char *name = PyUnicode_AsUTF8(key);
+    if (!name) return -1;
+    int known = 0;
+    for (int i = 0; i < GL_MAX_TUNABLES; i++)
+      known |= v->tunables[i].name && strcmp(v->tunables[i].name, name) == 0;
+    if (!known && value != Py_None) {
+      PyErr_Format(PyExc_ValueError, "%s: variant %d (%s) of matmul has no '%s' tunable", name,
+                   v->id, v->name, name);
+      return -1;
+    }
+  }
+  struct {
+    const char *name;
+    int *slot;
+  } slots[] = {{"tile", &p->values.tile}, {"bm", &p->values.bm}, {"bn", &p->values.bn},
+               {"bk", &p->values.bk},     {"tm", &p->values.tm}, {"tn", &p->values.tn}};
+  for (int i = 0; i < GL_COUNT_OF(slots); i++) {
+    PyObject *arg = PyDict_GetItemString(p->tunables, slots[i].name);
+    if (gl_resolve_tunable(v, slots[i].name, arg ? arg : Py_None, slots[i].slot) < 0) return -1;
+  }
+  return 0;
+}
+
+static int matmul_outputs(gl_operands_call *c) {
+  const Py_ssize_t m = c->shape[0][0], k = c->shape[0][1], n = c->shape[1][1];
+  if (c->shape[1][0] != k) {
+    PyErr_Format(PyExc_ValueError,
+                 "B must have as many rows as A has columns: A is %zd x %zd, B is %zd x %zd", m, k,
+                 c->shape[1][0], n);
+    return -1;
+  }
+  c->out_ndim[0] = 2;
+  c->out_shape[0][0] = m;
+  c->out_shape[0][1] = n;
+  c->out_type[0] = same_type(c->dtype);
+  return 0;
+}
+
+static int matmul_cuda(const gl_operands_call *c) {
+  const matmul_params *p = c->params;
+  return glc_matmul(c->variant->id, &p->values, c->dtype, (size_t)c->shape[0][0],
+                    (size_t)c->shape[1][1], (size_t)c->shape[0][1], c->in[0], c->in[1], c->out[0],
+                    c->stream);
+}
+
+static int matmul_cpu(const gl_operands_call *c) {
+  return glcpu_matmul(c->variant->id, c->dtype, (size_t)c->shape[0][0], (size_t)c->shape[1][1],
+                      (size_t)c->shape[0][1], c->in[0], c->in[1], c->out[0]);
+}
+
+static const gl_operands_op matmul_op = {.ladder = &gl_ladder_matmul,
+                                         .n_in = 2,
+                                         .in = {{"A", 2}, {"B", 2}},
+                                         .dtypes = GL_FLOATS,
+                                         .n_out = 1,
+                                         .configure = matmul_configure,
+                                         .outputs = matmul_outputs,
+                                         .run_cuda = matmul_cuda,
+                                         .run_cpu = matmul_cpu};
+
+/* matmul(A, B, variant, stream, tunables), all positional; tunables a dict. */
+static PyObject *py_matmul(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 5) return PyErr_Format(PyExc_TypeError, "_core.matmul takes 5 positional arguments");
+  if (!PyDict_Check(args[4]))
+    return PyErr_Format(PyExc_TypeError, "tunables must be a dict, not %s",
+                        Py_TYPE(args[4])->tp_name);
+  matmul_params p = {args[4], {0}};
+  return gl_operands_run(&matmul_op, args, args[2], args[3], &p);
+}
+
+/* ---- transpose ---- */
+
+typedef struct {
+  PyObject *tile;
+  int tile_value;
+} transpose_params;
+
+static int transpose_configure(gl_operands_call *c) {
+  transpose_params *p = c->params;
+  return gl_resolve_tunable(c->variant, "tile", p->tile, &p->tile_value);
+}
+
+static int transpose_outputs(gl_operands_call *c) {
+  static const int types[] = {NPY_FLOAT32, NPY_FLOAT64, NPY_INT32, NPY_INT64};
+  c->out_ndim[0] = 2;
+  c->out_shape[0][0] = c->shape[0][1];
+  c->out_shape[0][1] = c->shape[0][0];
+  c->out_type[0] = types[c->dtype];
+  return 0;
+}
+
+static int transpose_cuda(const gl_operands_call *c) {
+  const transpose_params *p = c->params;
+  return glc_transpose(c->variant->id, p->tile_value, c->itemsize, (size_t)c->shape[0][0],
+                       (size_t)c->shape[0][1], c->in[0], c->out[0], c->stream);
+}
+
+static int transpose_cpu(const gl_operands_call *c) {
+  return glcpu_transpose(c->variant->id, c->itemsize, (size_t)c->shape[0][0],
+                         (size_t)c->shape[0][1], c->in[0], c->out[0]);
+}
+
+static const gl_operands_op transpose_op = {.ladder = &gl_ladder_transpose,
+                                            .n_in = 1,
+                                            .in = {{"A", 2}},
+                                            .dtypes = TRANSPOSE_DTYPES,
+                                            .n_out = 1,
+                                            .configure = transpose_configure,
+                                            .outputs = transpose_outputs,
+                                            .run_cuda = transpose_cuda,
+                                            .run_cpu = transpose_cpu};
+
+/* transpose(A, variant, stream, tile), all positional. */
+static PyObject *py_transpose(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 4)
+    return PyErr_Format(PyExc_TypeError, "_core.transpose takes 4 positional arguments");
+  transpose_params p = {args[3], 0};
+  return gl_operands_run(&transpose_op, args, args[1], args[2], &p);
+}
+
+static PyMethodDef linalg_methods[] = {
+    {"matvec", (PyCFunction)(void (*)(void))py_matvec, METH_FASTCALL,
+     "matvec(A, x, variant, stream, block): y = A x."},
+    {"matmul", (PyCFunction)(void (*)(void))py_matmul, METH_FASTCALL,
+     "matmul(A, B, variant, stream, tunables): C = A B; tunables a dict (tile, bm, bn, bk, tm)."},
+    {"transpose", (PyCFunction)(void (*)(void))py_transpose, METH_FASTCALL,
+     "transpose(A, variant, stream, tile): a C-contiguous copy of A.T."},
+    {NULL}};
+
+static const gl_ladder *const linalg_ladders[] = {&gl_ladder_matvec, &gl_ladder_matmul,
+                                                  &gl_ladder_transpose, NULL};
+
+const gl_lab gl_lab_module_linalg = {
+    .name = "linalg", .ladders = linalg_ladders, .methods = linalg_methods};

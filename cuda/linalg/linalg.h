@@ -1,0 +1,87 @@
+/* The dense linear algebra lab's C ABI (LABS.md section 6, issue 10): matvec (y = A x), matmul
+ * (C = A B) and transpose (a C-contiguous copy of A.T). Row-major, C-contiguous operands in
+ * device memory; every function returns a CUDA error code, as cuda/core/gpulab_core.h says. The
+ * variant ids below are shared by the ladders (csrc/labs/linalg/variants.c), the dispatch and the
+ * CPU variants. */
+#ifndef GPULAB_CUDA_LINALG_H
+#define GPULAB_CUDA_LINALG_H
+
+#include <stddef.h>
+
+#include "cuda/core/gpulab_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum glc_matvec_variant {
+  GLC_MATVEC_THREAD_PER_ROW = 0, /* S2: one thread per row */
+  GLC_MATVEC_WARP_PER_ROW = 1,   /* S2: one warp per row, shuffle reduction */
+  GLC_MATVEC_BLOCK_PER_ROW = 2,  /* S2: several warps per row */
+  GLC_MATVEC_VECTORIZED = 3,     /* 16-byte loads, bandwidth-tuned */
+  GLC_MATVEC_CUBLAS = 4,         /* cuBLAS SGEMV/DGEMV */
+  /* CPU ladder (S2) */
+  GLC_MATVEC_CPU_ROW_POINTERS = 100, /* double** rows, as S2 allocates them */
+  GLC_MATVEC_CPU_CONTIGUOUS = 101,
+  GLC_MATVEC_CPU_O0 = 102,
+  GLC_MATVEC_CPU_O1 = 103,
+  GLC_MATVEC_CPU_O2 = 104,
+  GLC_MATVEC_CPU_O3 = 105,
+  GLC_MATVEC_CPU_UNROLL2 = 106,
+  GLC_MATVEC_CPU_UNROLL4 = 107,
+  GLC_MATVEC_CPU_OPENMP_SIMD = 108
+};
+
+enum glc_matmul_variant {
+  GLC_MATMUL_NAIVE = 0,           /* one thread per C element, threads along M (uncoalesced B) */
+  GLC_MATMUL_COALESCED = 1,       /* threads along N: B and C coalesced */
+  GLC_MATMUL_SHARED_TILES = 2,    /* tile x tile blocks through shared memory */
+  GLC_MATMUL_PADDED_TILES = 3,    /* the same, tiles padded against bank conflicts */
+  GLC_MATMUL_REGISTER_1D = 4,     /* each thread a column of TM results */
+  GLC_MATMUL_REGISTER_2D = 5,     /* each thread a TM x TN block of results */
+  GLC_MATMUL_VECTORIZED = 6,      /* 2D blocking with 16-byte loads, A transposed in shared */
+  GLC_MATMUL_WARP_TILING = 7,     /* block tile -> warp tile -> thread tile */
+  GLC_MATMUL_DOUBLE_BUFFERED = 8, /* warp tiling with cp.async double-buffered shared tiles */
+  GLC_MATMUL_CUBLAS = 9,          /* cuBLAS SGEMM/DGEMM, TF32 off */
+  GLC_MATMUL_TF32_WMMA = 10,      /* tensor cores, TF32 inputs, FP32 accumulate */
+  GLC_MATMUL_CUBLAS_TF32 = 11,    /* cuBLAS SGEMM with TF32 tensor-op math: variant 10's peer */
+  /* CPU ladder */
+  GLC_MATMUL_CPU_IJK = 100,
+  GLC_MATMUL_CPU_IKJ = 101,
+  GLC_MATMUL_CPU_BLOCKED = 102,
+  GLC_MATMUL_CPU_BLOCKED_OPENMP = 103
+};
+
+enum glc_transpose_variant {
+  GLC_TRANSPOSE_COPY = 0,   /* not a transpose: the same bytes copied, the ceiling */
+  GLC_TRANSPOSE_NAIVE = 1,  /* coalesced reads, strided writes */
+  GLC_TRANSPOSE_SHARED = 2, /* through a shared tile (bank conflicts on the way out) */
+  GLC_TRANSPOSE_PADDED = 3, /* the tile padded by one column: conflict-free */
+  GLC_TRANSPOSE_WIDE = 4,   /* several elements per thread, wide accesses (Hopper) */
+  GLC_TRANSPOSE_CPU_BLOCKED = 100
+};
+
+/* The matmul tunables; 0 means the variant's default. Each variant reads the ones it has. */
+typedef struct {
+  int tile;       /* variants 2-3: the square shared tile (8, 16 or 32) */
+  int bm, bn, bk; /* variants 4-8 and 10: the block tile */
+  int tm, tn;     /* variants 4-8: the thread tile */
+} glc_matmul_tunables;
+
+/* y[m] = A[m x n] x[n]; dtype GLC_F32 or GLC_F64. block: threads per block (0: default). */
+GLC_API int glc_matvec(int variant, int block, int dtype, size_t m, size_t n, const void *a,
+                       const void *x, void *y, glc_stream stream);
+/* C[m x n] = A[m x k] B[k x n]; dtype GLC_F32 (GLC_F64 for variant 9). Any m, n, k >= 0; k == 0
+ * gives zeros. */
+GLC_API int glc_matmul(int variant, const glc_matmul_tunables *tunables, int dtype, size_t m,
+                       size_t n, size_t k, const void *a, const void *b, void *c,
+                       glc_stream stream);
+/* out[cols x rows] = A[rows x cols].T for elements of element_bytes 4 or 8; tile 0: default. */
+GLC_API int glc_transpose(int variant, int tile, int element_bytes, size_t rows, size_t cols,
+                          const void *a, void *out, glc_stream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,363 @@
+"""The linalg lab: every variant of matvec, matmul and transpose against float64 NumPy on awkward
+shapes (0, 1, odd, just over a tile, tall and skinny, short and wide), from NumPy and from device
+inputs, with every tunable value; S2's -O0..-O3 matvec variants against each other; the errors,
+which name their argument; and the name -> id numbering of cuda/linalg/linalg.h."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gpulab as gl
+from conftest import CudaView, child_env, rng_for, variant_params, variant_where_params
+from references import linalg as ref
+
+MATVEC_VW = variant_where_params("matvec")
+MATMUL_VW = variant_where_params("matmul")
+TRANSPOSE_VW = variant_where_params("transpose")
+
+# (M, N): empty both ways, one, odd, just over a warp, a block (256) and a 16-byte vector,
+# tall and skinny, short and wide
+MATVEC_SHAPES = [(0, 0), (0, 5), (5, 0), (1, 1), (7, 3), (33, 33), (3, 257), (2, 1025),
+                 (1000, 3), (3, 4099), (257, 129)]
+# (M, K, N): empty along each dimension, one, odd, a tile (8, 16, 32), just over a tile and
+# over the 128-wide block tiles, tall and skinny, short and wide, a long K
+MATMUL_SHAPES = [(0, 3, 4), (3, 0, 4), (3, 4, 0), (1, 1, 1), (7, 5, 3), (32, 32, 32),
+                 (33, 33, 33), (17, 9, 65), (129, 65, 131), (1000, 3, 2), (2, 3, 1000),
+                 (1, 517, 1), (257, 8, 129)]
+# (rows, cols): empty, one, odd, a tile of 16, 32 and 64 and one past it, tall, wide
+TRANSPOSE_SHAPES = [(0, 0), (0, 7), (7, 0), (1, 1), (1, 9), (9, 1), (31, 33), (32, 32),
+                    (33, 65), (64, 64), (65, 64), (64, 68), (1000, 3), (3, 1000), (129, 257)]
+
+
+def put(where, *arrays):
+    return [gl.to_device(a) if where == "device" else a for a in arrays]
+
+
+def get(where, a):
+    if where == "device":
+        assert isinstance(a, gl.DeviceArray)
+        return a.get()
+    assert isinstance(a, np.ndarray)
+    return a
+
+
+def normal(rng, shape, dtype):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def dtypes_of(v):
+    return [np.dtype(d) for d in v.dtypes]
+
+
+# ---------------------------------------------------------------- matvec
+
+
+@pytest.mark.parametrize("v, where", MATVEC_VW)
+def test_matvec_shapes(v, where):
+    for dtype in dtypes_of(v):
+        for m, n in MATVEC_SHAPES:
+            rng = rng_for("matvec", v.id, m, n)
+            A, x = normal(rng, (m, n), dtype), normal(rng, n, dtype)
+            got = get(where, gl.matvec(*put(where, A, x), variant=v.id))
+            ref.check_matvec(got, A, x)
+
+
+@pytest.mark.parametrize("v", [p for p in variant_params("matvec", backend="cuda")
+                               if "block" in p.values[0].tunables])
+def test_matvec_every_block(v):
+    for block in v.tunables["block"]["values"]:
+        for m, n in [(33, 1025), (1, 5), (300, 4)]:
+            rng = rng_for("matvec-block", v.id, block, m, n)
+            A, x = normal(rng, (m, n), np.float32), normal(rng, n, np.float32)
+            ref.check_matvec(gl.matvec(A, x, variant=v.id, block=block), A, x)
+
+
+def test_matvec_optimization_levels_agree():
+    """S2's loop at -O0, -O1, -O2 and -O3 (and the contiguous and row-pointer variants, the same
+    loop at -O3): one order of summation, no reassociation, no contraction on the baseline
+    x86-64 or the build's flags -- the same sums, bit for bit."""
+    names = ("row_pointers", "contiguous", "O0", "O1", "O2", "O3")
+    for dtype in (np.float32, np.float64):
+        rng = rng_for("levels", np.dtype(dtype).name)
+        A, x = normal(rng, (67, 1031), dtype), normal(rng, 1031, dtype)
+        runs = {name: gl.matvec(A, x, variant=name) for name in names}
+        for name in names:
+            ref.check_matvec(runs[name], A, x)
+            assert runs[name].tobytes() == runs["O0"].tobytes(), name
+
+
+def test_matvec_unrolled_remainders():
+    """Every remainder of the unrolled loops (N mod 4 = 0..3, and N below the unroll), against
+    the bound: S2's version left the remainder's index uninitialized."""
+    for name in ("unroll2", "unroll4"):
+        for n in range(0, 12):
+            rng = rng_for("unroll", name, n)
+            A, x = normal(rng, (5, n), np.float64), normal(rng, n, np.float64)
+            ref.check_matvec(gl.matvec(A, x, variant=name), A, x)
+
+
+# ---------------------------------------------------------------- matmul
+
+
+def tunable_settings(v):
+    """Every value of each of v's tunables, one at a time (the others at their defaults)."""
+    settings = [{}]
+    for name, t in v.tunables.items():
+        settings += [{name: value} for value in t["values"] if value != t["default"]]
+    return settings
+
+
+@pytest.mark.parametrize("v, where", MATMUL_VW)
+def test_matmul_shapes(v, where):
+    for dtype in dtypes_of(v):
+        for m, k, n in MATMUL_SHAPES:
+            rng = rng_for("matmul", v.id, m, k, n)
+            A, B = normal(rng, (m, k), dtype), normal(rng, (k, n), dtype)
+            got = get(where, gl.matmul(*put(where, A, B), variant=v.id))
+            ref.check_matmul(got, A, B, variant=v)
+
+
+@pytest.mark.parametrize("v", [p for p in variant_params("matmul", backend="cuda")
+                               if p.values[0].tunables])
+def test_matmul_every_tunable(v):
+    for kw in tunable_settings(v):
+        for m, k, n in [(33, 17, 65), (129, 8, 257), (1, 300, 2)]:
+            rng = rng_for("matmul-tunable", v.id, repr(kw), m, k, n)
+            A, B = normal(rng, (m, k), np.float32), normal(rng, (k, n), np.float32)
+            ref.check_matmul(gl.matmul(A, B, variant=v.id, **kw), A, B, variant=v)
+
+
+def test_the_bound_is_tight_enough_to_catch_a_dropped_term():
+    """The matmul bound is about K eps |A||B|: one term of K left out is far outside it."""
+    rng = rng_for("dropped")
+    A, B = normal(rng, (40, 300), np.float32), normal(rng, (300, 30), np.float32)
+    C = (A[:, 1:].astype(np.float64) @ B[1:].astype(np.float64)).astype(np.float32)
+    with pytest.raises(AssertionError):
+        ref.check_matmul(C, A, B)
+
+
+def test_matmul_blocked_does_not_over_accumulate():
+    """S0's blocked version added into C at every pass without clearing it; here C starts
+    poisoned (NaN) in NumPy's allocator and a second call on the same sizes gives the same
+    bits."""
+    rng = rng_for("blocked")
+    A, B = normal(rng, (130, 200), np.float32), normal(rng, (200, 70), np.float32)
+    for name in ("blocked", "blocked_openmp", "ikj"):
+        first = gl.matmul(A, B, variant=name)
+        ref.check_matmul(first, A, B)
+        assert gl.matmul(A, B, variant=name).tobytes() == first.tobytes()
+
+
+def test_fp32_variants_are_not_tf32():
+    """Inputs whose products TF32 would round: 1 + 2^-20 has bits below TF32's mantissa. An FP32
+    variant gives (1 + 2^-20)^2 rounded to FP32; TF32 would give exactly 1."""
+    a = np.float32(1 + 2.0 ** -20)
+    A = np.full((4, 1), a, np.float32)
+    B = np.full((1, 4), a, np.float32)
+    for v in gl.variants("matmul"):
+        if v.backend == "cpu" or gl.cuda_available():
+            if "tf32" in v.name:
+                continue
+            got = gl.matmul(A, B, variant=v.id)
+            assert (got == np.float32(np.float64(a) * np.float64(a))).all(), v.name
+
+
+# ---------------------------------------------------------------- transpose
+
+
+@pytest.mark.parametrize("v, where", TRANSPOSE_VW)
+def test_transpose_shapes(v, where):
+    for dtype in dtypes_of(v):
+        for rows, cols in TRANSPOSE_SHAPES:
+            A = np.arange(rows * cols).reshape(rows, cols).astype(dtype)
+            got = get(where, gl.transpose(*put(where, A), variant=v.id))
+            if v.ceiling:
+                assert got.shape == (cols, rows) and got.tobytes() == A.tobytes()
+            else:
+                ref.check_transpose(got, A)
+
+
+@pytest.mark.parametrize("v", [p for p in variant_params("transpose", backend="cuda")
+                               if "tile" in p.values[0].tunables])
+def test_transpose_every_tile(v):
+    for tile in v.tunables["tile"]["values"]:
+        for rows, cols in [(31, 33), (65, 17), (100, 100)]:
+            A = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols)
+            ref.check_transpose(gl.transpose(A, variant=v.id, tile=tile), A)
+
+
+def test_transpose_moves_bits():
+    """NaN payloads and -0.0 come through unchanged: the check compares bits."""
+    A = np.array([[np.nan, -0.0, 1.0], [np.inf, -np.inf, 2.0]], np.float32)
+    A.view(np.uint32)[0, 0] = 0x7FC00123
+    got = gl.transpose(A, variant="blocked")
+    ref.check_transpose(got, A)
+    assert got.view(np.uint32)[0, 0] == 0x7FC00123
+    broken = got.copy()
+    broken[1, 0] = 0.0  # was -0.0: equal as values, not as bits
+    with pytest.raises(AssertionError):
+        ref.check_transpose(broken, A)
+
+
+# ---------------------------------------------------------------- on the GPU only
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("v", variant_params("matvec", backend="cuda") +
+                         variant_params("transpose", backend="cuda"))
+def test_views_off_the_16_byte_grain(v):
+    """Operands one element past a 16-byte boundary: the vectorized paths fall back to scalar."""
+    rng = rng_for("view", v.op, v.id)
+    if v.op == "matvec":
+        m, n = 37, 64
+        A = normal(rng, m * n + 1, np.float32)
+        x = normal(rng, n + 1, np.float32)
+        dA, dx = gl.to_device(A), gl.to_device(x)
+        got = gl.matvec(CudaView(dA, (m, n), offset=4), CudaView(dx, (n,), offset=4),
+                        variant=v.id).get()
+        ref.check_matvec(got, A[1:].reshape(m, n), x[1:])
+    else:
+        rows, cols = 128, 64
+        A = np.arange(rows * cols + 1, dtype=np.float32)
+        got = gl.transpose(CudaView(gl.to_device(A), (rows, cols), offset=4), variant=v.id).get()
+        if v.ceiling:
+            assert got.tobytes() == A[1:].tobytes()
+        else:
+            ref.check_transpose(got, A[1:].reshape(rows, cols))
+
+
+@pytest.mark.gpu
+def test_misaligned_elements_are_refused():
+    A = gl.to_device(np.zeros(65, np.float32))
+    with pytest.raises(ValueError, match="A is not aligned"):
+        gl.transpose(CudaView(A, (8, 8), offset=2), variant="wide")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("v", variant_params("matmul", backend="cuda"))
+def test_matmul_on_a_user_stream(v):
+    rng = rng_for("stream", v.id)
+    A, B = normal(rng, (65, 33), np.float32), normal(rng, (33, 17), np.float32)
+    s = gl.Stream()
+    got = gl.matmul(gl.to_device(A), gl.to_device(B), variant=v.id, stream=s)
+    s.synchronize()
+    ref.check_matmul(got.get(), A, B, variant=v)
+
+
+@pytest.mark.gpu
+def test_mixed_placement_is_refused():
+    A = np.ones((3, 3), np.float32)
+    with pytest.raises(ValueError, match="B"):
+        gl.matmul(gl.to_device(A), A)
+    with pytest.raises(TypeError, match="CPU"):
+        gl.matvec(gl.to_device(A), gl.to_device(A[0]), variant="contiguous")
+
+
+CUBLAS_MISSING = """
+import numpy as np, gpulab as gl
+A = np.ones((5, 3), np.float32)
+B = np.ones((3, 4), np.float32)
+for op, args in (("matmul", (A, B)), ("matvec", (A, B[:, 0].copy()))):
+    for v in gl.variants(op):
+        if v.library and v.library.startswith("cuBLAS"):
+            try:
+                getattr(gl, op)(*args, variant=v.id)
+            except gl.CudaError as e:
+                assert e.code == 301 and "GPULAB_CUBLAS's library not found" in str(e), e
+                assert not e.sticky
+                print("refused", op, v.name)
+            else:
+                raise AssertionError(f"{op} {v.name} ran without cuBLAS")
+# every other rung still runs
+assert np.array_equal(gl.matmul(A, B, variant="shared_tiles"), np.full((5, 4), 3, np.float32))
+print("others run")
+"""
+
+
+@pytest.mark.gpu
+def test_a_missing_cublas_fails_only_its_variants():
+    """libcublas is opened on first use: where it is missing (here GPULAB_CUBLAS names a file
+    that does not exist), the cuBLAS variants raise CudaError (cudaErrorFileNotFound, not
+    sticky) naming the library, and every other variant runs."""
+    done = subprocess.run([sys.executable, "-c", CUBLAS_MISSING],
+                          env=child_env(GPULAB_CUBLAS="/nonexistent/libcublas.so.13"),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("refused") == 3 and "others run" in done.stdout
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_bad_arguments_name_themselves():
+    A = np.ones((4, 3), np.float32)
+    with pytest.raises(ValueError, match="x must have A's 3 columns"):
+        gl.matvec(A, np.ones(4, np.float32), variant="contiguous")
+    with pytest.raises(ValueError, match="B must have as many rows as A has columns"):
+        gl.matmul(A, A, variant="ijk")
+    with pytest.raises(TypeError, match="B must have A's dtype float32"):
+        gl.matmul(A, A.T.astype(np.float64).copy(), variant="ijk")
+    with pytest.raises(TypeError, match="x must have A's dtype"):
+        gl.matvec(A, np.ones(3, np.float64), variant="contiguous")
+    with pytest.raises(TypeError, match="A"):
+        gl.matvec(A.astype(np.int32), np.ones(3, np.int32), variant="contiguous")
+    with pytest.raises(TypeError, match="A"):
+        gl.transpose(A.astype(np.uint8), variant="blocked")
+    with pytest.raises(ValueError, match="A must be C-contiguous"):
+        gl.transpose(np.ones((4, 6), np.float32)[:, ::2], variant="blocked")
+    with pytest.raises(ValueError, match="A"):
+        gl.matmul(np.ones(3, np.float32), A, variant="ijk")  # 1-D A
+    with pytest.raises(ValueError, match="x"):
+        gl.matvec(A, np.ones((3, 1), np.float32), variant="contiguous")  # 2-D x
+    with pytest.raises(TypeError, match="A"):
+        gl.matvec([[1.0]], np.ones(1), variant="contiguous")
+    with pytest.raises(ValueError, match="tile"):
+        gl.matmul(A, A.T.copy(), variant="ijk", tile=16)
+    with pytest.raises(ValueError, match="tn"):
+        gl.matmul(A, A.T.copy(), variant="ijk", tn=4)
+    with pytest.raises(ValueError, match="tile"):
+        gl.transpose(A, variant="blocked", tile=32)
+    with pytest.raises(ValueError, match="block"):
+        gl.matvec(A, np.ones(3, np.float32), variant="contiguous", block=64)
+    with pytest.raises(ValueError, match="stream"):
+        gl.matvec(A, np.ones(3, np.float32), variant="contiguous",
+                  stream=gl.Stream() if gl.cuda_available() else 0)
+    with pytest.raises(ValueError, match="variant"):
+        gl.matmul(A, A.T.copy(), variant="no_such_variant")
+
+
+@pytest.mark.gpu
+def test_bad_tunable_values_are_refused_before_launch():
+    A = np.ones((4, 3), np.float32)
+    with pytest.raises(ValueError, match="tile=12 is out of range"):
+        gl.matmul(A, A.T.copy(), variant="shared_tiles", tile=12)
+    with pytest.raises(ValueError, match="bk=32 is out of range"):
+        gl.matmul(A, A.T.copy(), variant="register_2d", bk=32)
+    with pytest.raises(ValueError, match="block=48 is out of range"):
+        gl.matvec(A, np.ones(3, np.float32), variant="warp_per_row", block=48)
+    with pytest.raises(TypeError, match="A"):
+        gl.matmul(A.astype(np.float64), A.T.astype(np.float64).copy(), variant="naive")
+
+
+def test_ladder_order_and_ids():
+    """cuda/linalg/linalg.h's numbering, which the notebook, the benchmarks and NOTES cite."""
+    def ids(op):
+        return [(v.id, v.name) for v in gl.variants(op)]
+
+    assert ids("matvec") == [
+        (0, "thread_per_row"), (1, "warp_per_row"), (2, "block_per_row"), (3, "vectorized"),
+        (4, "cublas"), (100, "row_pointers"), (101, "contiguous"), (102, "O0"), (103, "O1"),
+        (104, "O2"), (105, "O3"), (106, "unroll2"), (107, "unroll4"), (108, "openmp_simd")]
+    assert ids("matmul") == [
+        (0, "naive"), (1, "coalesced"), (2, "shared_tiles"), (3, "padded_tiles"),
+        (4, "register_1d"), (5, "register_2d"), (6, "vectorized"), (7, "warp_tiling"),
+        (8, "double_buffered"), (9, "cublas"), (10, "tf32_wmma"), (11, "cublas_tf32"),
+        (100, "ijk"), (101, "ikj"), (102, "blocked"), (103, "blocked_openmp")]
+    assert ids("transpose") == [(0, "copy"), (1, "naive"), (2, "shared"), (3, "padded"),
+                                (4, "wide"), (100, "blocked")]
+    # TF32 only where a name says so, and never the default
+    for v in gl.variants("matmul"):
+        assert not (v.best and "tf32" in v.name)
+    assert [v.name for v in gl.variants() if v.ceiling] == ["copy"]

@@ -1,0 +1,141 @@
+"""The linalg lab's kernels under compute-sanitizer: every CUDA variant of matvec, matmul and
+transpose with every value of each of its tunables (block, tile, tm, bm, bn, bk), at shapes that
+are empty, one, odd, exactly a tile and one past it (8, 16, 32, 64 and the 128-wide block tiles),
+tall and skinny and short and wide, in float32 and float64 where the variant takes them, from
+NumPy and from device inputs; and from device views one element past a 16-byte boundary (the
+vectorized matvec and transpose paths fall back to scalar loads there). Every result checked
+against tests/references/linalg.py's bounds (transpose exactly; the copy variant as a copy).
+See _common.py.
+
+    python3 tools/sanitize/linalg.py [--inputs both|device] [--only op:id,...]
+"""
+
+import sys
+
+import numpy as np
+
+from _common import done, gl, references, settle, start, wanted
+
+references()  # puts tests/ on the path
+from references import linalg as ref  # noqa: E402
+
+MATVEC_SHAPES = [(0, 5), (5, 0), (1, 1), (7, 3), (33, 33), (3, 257), (1000, 3), (3, 4099),
+                 (257, 129)]
+MATMUL_SHAPES = [(0, 3, 4), (3, 0, 4), (1, 1, 1), (7, 5, 3), (32, 32, 32), (33, 33, 33),
+                 (64, 16, 64), (129, 65, 131), (128, 8, 128), (257, 9, 2), (2, 17, 257)]
+TRANSPOSE_SHAPES = [(0, 7), (1, 1), (9, 1), (31, 33), (32, 32), (33, 65), (64, 64), (65, 64),
+                    (64, 68), (1000, 3), (3, 1000), (129, 257)]
+
+
+class Runner:
+    def __init__(self, args, rng):
+        self.args, self.rng, self.calls = args, rng, 0
+
+    def variants(self, op):
+        return [v for v in gl.variants(op)
+                if v.backend == "cuda" and wanted(self.args, f"{op}:{v.id}")]
+
+    def check(self, check, what, *args):
+        try:
+            check(*args)
+        except AssertionError as e:
+            sys.exit(f"wrong result: {what}: {e}")
+        self.calls += 1
+
+    def run(self, fn, check, v, host, kw, what):
+        """fn on device copies of host (and on host itself with --inputs both), each result
+        checked by check(got, *host)."""
+        got = fn(*[gl.to_device(a) for a in host], variant=v.id, **kw)
+        settle()
+        self.check(check, f"{fn.__name__} {v.name} device {what} {kw}", got.get(), *host)
+        if self.args.inputs == "both":
+            got = fn(*host, variant=v.id, **kw)
+            settle()
+            self.check(check, f"{fn.__name__} {v.name} numpy {what} {kw}", got, *host)
+
+
+def settings(v):
+    """Every value of each tunable, one at a time, the others at their defaults."""
+    out = [{}]
+    for name, t in v.tunables.items():
+        out += [{name: value} for value in t["values"] if value != t["default"]]
+    return out
+
+
+def dtypes(v):
+    return [np.dtype(d) for d in v.dtypes if d in ("float32", "float64")]
+
+
+def matvec(r):
+    for v in r.variants("matvec"):
+        for kw in settings(v):
+            for dtype in dtypes(v):
+                for m, n in MATVEC_SHAPES:
+                    A = r.rng.standard_normal((m, n)).astype(dtype)
+                    x = r.rng.standard_normal(n).astype(dtype)
+                    r.run(gl.matvec, ref.check_matvec, v, (A, x), kw, f"{dtype} {m}x{n}")
+        # A and x one element past a 16-byte boundary
+        m, n = 37, 64
+        A = r.rng.standard_normal(m * n + 1).astype(np.float32)
+        x = r.rng.standard_normal(n + 1).astype(np.float32)
+        got = gl.matvec(View(gl.to_device(A), (m, n), 4), View(gl.to_device(x), (n,), 4),
+                        variant=v.id)
+        settle()
+        r.check(ref.check_matvec, f"matvec {v.name} view", got.get(), A[1:].reshape(m, n), x[1:])
+
+
+def matmul(r):
+    for v in r.variants("matmul"):
+        for kw in settings(v):
+            for dtype in dtypes(v):
+                for m, k, n in MATMUL_SHAPES:
+                    A = r.rng.standard_normal((m, k)).astype(dtype)
+                    B = r.rng.standard_normal((k, n)).astype(dtype)
+
+                    def check(got, A, B, v=v):
+                        ref.check_matmul(got, A, B, variant=v)
+
+                    r.run(gl.matmul, check, v, (A, B), kw, f"{dtype} {m}x{k}x{n}")
+
+
+def transpose(r):
+    for v in r.variants("transpose"):
+        check = check_copy if v.ceiling else ref.check_transpose
+        for kw in settings(v):
+            for dtype in (np.float32, np.float64, np.int32, np.int64):
+                for rows, cols in TRANSPOSE_SHAPES:
+                    A = np.arange(rows * cols).reshape(rows, cols).astype(dtype)
+                    r.run(gl.transpose, check, v, (A,), kw, f"{np.dtype(dtype)} {rows}x{cols}")
+        rows, cols = 128, 64
+        A = np.arange(rows * cols + 1, dtype=np.float32)
+        got = gl.transpose(View(gl.to_device(A), (rows, cols), 4), variant=v.id)
+        settle()
+        r.check(check, f"transpose {v.name} view", got.get(), A[1:].reshape(rows, cols))
+
+
+def check_copy(got, A):
+    """The copy variant: A's bytes, in order, in the transposed shape."""
+    assert got.shape == A.shape[::-1] and got.tobytes() == np.ascontiguousarray(A).tobytes()
+
+
+class View:
+    """A device array over part of another's memory (CUDA Array Interface), offset bytes in."""
+
+    def __init__(self, base, shape, offset):
+        self.base = base
+        cai = dict(base.__cuda_array_interface__)
+        cai.update(shape=tuple(shape), strides=None, data=(base.ptr + offset, False))
+        self.__cuda_array_interface__ = cai
+
+
+def main():
+    args, rng = start(__doc__)
+    r = Runner(args, rng)
+    matvec(r)
+    matmul(r)
+    transpose(r)
+    done("sanitize/linalg", r.calls)
+
+
+if __name__ == "__main__":
+    main()

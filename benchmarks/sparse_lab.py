@@ -1,5 +1,6 @@
-"""The sparse lab's SpMV ladder on the GPU, in one run, against cuSPARSE (variant 7, and CuPy's
-csr_matrix @ x) and torch.sparse (torch.mv on a sparse CSR tensor) on the same arrays:
+"""The sparse lab's SpMV and SpMM ladders on the GPU, in one run, against cuSPARSE (spmv 7, spmm
+2, and CuPy's csr_matrix @ x / @ B) and torch.sparse (torch.mv / torch.mm on a sparse CSR
+tensor) on the same arrays:
 
   * the 5-point Laplacian of a 4096 x 4096 grid (16.8 M rows, 84 M nonzeros);
   * the power-law matrix: 2^22 rows, lognormal row lengths of mean 15 (about 63 M nonzeros).
@@ -12,7 +13,9 @@ of the device's memory (the power-law matrix's longest row is about 1350 nonzero
 and >= 1.2x on the power-law matrix. GPU times are CUDA events on device arrays (gl.bench), L2
 flushed before each repetition.
 
-spmm is not in this lab yet (see README.md), nor CG (a later task).
+SpMM: B of 8 and 32 columns (row-major), on both matrices, every CUDA variant; its byte model
+(gl.sparse.spmm_bytes) reads A once, B once and writes C once. CG is not in this lab yet (a
+later task).
 
     python benchmarks/sparse_lab.py [--repeat 10] [--quick]
 """
@@ -54,9 +57,28 @@ def ladder(name, A, repeat, memory_bytes):
     return {"advice": advice, "ladder": rows, "skipped": skipped}
 
 
+def spmm_ladder(name, A, repeat):
+    rng = np.random.default_rng(4)
+    dA = A.to_device()
+    rows = []
+    for k in (8, 32):
+        B = gl.to_device(rng.standard_normal((A.shape[1], k)).astype(A.dtype))
+        for v in gl.variants("spmm"):
+            if v.backend != "cuda":
+                continue
+            r = gl.bench(gl.spmm, dA, B, variant=v.id, repeat=repeat, peers=v.name == "cusparse")
+            peers = {p: q["median_ms"] for p, q in (r.peers or {}).items()}
+            rows.append({"matrix": name, "k": k, "variant": r.variant_name, "id": r.variant,
+                         "median_ms": r.median_ms, "bytes": gl.sparse.spmm_bytes(A, k),
+                         "gbps": r.gbps, "gflops": r.gflops, "peers_ms": peers})
+    return rows
+
+
 def summarize(results):
     out = {}
     for name, res in results.items():
+        if name == "spmm":
+            continue
         by = {r["variant"]: r for r in res["ladder"]}
         ref = by.get("cusparse")
         hand = [r for r in res["ladder"] if r["variant"] != "cusparse"]
@@ -90,6 +112,9 @@ def main():
         results[name] = ladder(name, A, args.repeat, memory)
         print(name, A, results[name]["advice"]["reason"])
         print(gl.Table(results[name]["ladder"]))
+    results["spmm"] = [row for name, A in matrices.items()
+                       for row in spmm_ladder(name, A, args.repeat)]
+    print(gl.Table(results["spmm"]))
     summary = summarize(results)
     print(summary)
     save("sparse_lab", settings, {"copy_gbps": ceilings["copy_gbps"], "summary": summary,

@@ -137,6 +137,29 @@ int run_index(int variant, int block, const glc_csr *a, const void *x, void *y,
 
 }  // namespace
 
+// The checks glc_spmv and glc_spmm share: the matrix's dtypes and sizes, the block, and the
+// alignment of its arrays (where it has entries). names: "glc_spmv(a)" and the like, per entry.
+int sparse_check(const SparseNames &names, const glc_csr *a, int *block) {
+  if (a == nullptr) return glc_fail(cudaErrorInvalidValue, names.a);
+  if (a->dtype != GLC_F32 && a->dtype != GLC_F64)
+    return glc_fail(cudaErrorInvalidValue, names.dtype);
+  if (a->index_dtype != GLC_I32 && a->index_dtype != GLC_I64)
+    return glc_fail(cudaErrorInvalidValue, names.index_dtype);
+  if (*block == 0) *block = 256;
+  if (*block < 32 || *block > 1024 || (*block & (*block - 1)) != 0)
+    return glc_fail(cudaErrorInvalidValue, names.block);
+  const size_t index_bytes = a->index_dtype == GLC_I64 ? 8 : 4;
+  if (index_bytes == 4 && (a->nnz > INT_MAX || a->rows >= INT_MAX || a->cols > INT_MAX))
+    return glc_fail(cudaErrorInvalidValue, names.int32);
+  if (a->max_row > a->nnz || (a->nnz && (a->rows == 0 || a->cols == 0)))
+    return glc_fail(cudaErrorInvalidValue, names.sizes);
+  if (a->nnz && !glc_all_aligned(index_bytes, a->indptr, a->indices))
+    return glc_fail(cudaErrorInvalidValue, names.index_arrays);
+  if (a->nnz && !glc_all_aligned(a->dtype == GLC_F64 ? 8 : 4, a->data))
+    return glc_fail(cudaErrorInvalidValue, names.data);
+  return cudaSuccess;
+}
+
 extern "C" int glc_spmv(int variant, int block, const glc_csr *a, const void *x, void *y,
                         glc_stream stream) {
   switch (variant) {
@@ -152,29 +175,22 @@ extern "C" int glc_spmv(int variant, int block, const glc_csr *a, const void *x,
     default:
       return glc_fail(cudaErrorInvalidValue, "glc_spmv(variant)");
   }
-  if (a == nullptr) return glc_fail(cudaErrorInvalidValue, "glc_spmv(a)");
-  if (a->dtype != GLC_F32 && a->dtype != GLC_F64)
-    return glc_fail(cudaErrorInvalidValue, "glc_spmv(dtype)");
-  if (a->index_dtype != GLC_I32 && a->index_dtype != GLC_I64)
-    return glc_fail(cudaErrorInvalidValue, "glc_spmv(index_dtype)");
-  if (block == 0) block = 256;
-  if (block < 32 || block > 1024 || (block & (block - 1)) != 0)
-    return glc_fail(cudaErrorInvalidValue, "glc_spmv(block)");
-  const size_t index_bytes = a->index_dtype == GLC_I64 ? 8 : 4;
+  static const SparseNames names = {"glc_spmv(a)",
+                                    "glc_spmv(dtype)",
+                                    "glc_spmv(index_dtype)",
+                                    "glc_spmv(block)",
+                                    "glc_spmv(int32 indices past 2^31 - 1)",
+                                    "glc_spmv(a: sizes)",
+                                    "glc_spmv(a: index arrays)",
+                                    "glc_spmv(a.data)"};
+  int code = sparse_check(names, a, &block);
+  if (code || a->rows == 0) return code;
   const size_t value_bytes = a->dtype == GLC_F64 ? 8 : 4;
-  if (index_bytes == 4 && (a->nnz > INT_MAX || a->rows >= INT_MAX || a->cols > INT_MAX))
-    return glc_fail(cudaErrorInvalidValue, "glc_spmv(int32 indices past 2^31 - 1)");
-  if (a->max_row > a->nnz || (a->nnz && (a->rows == 0 || a->cols == 0)))
-    return glc_fail(cudaErrorInvalidValue, "glc_spmv(a: sizes)");
-  if (a->rows == 0) return cudaSuccess;
-  const cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (!glc_all_aligned(value_bytes, y)) return glc_fail(cudaErrorInvalidValue, "glc_spmv(y)");
   if (a->nnz == 0) return glc_memset_async(y, 0, a->rows * value_bytes, stream);
-  if (!glc_all_aligned(index_bytes, a->indptr, a->indices))
-    return glc_fail(cudaErrorInvalidValue, "glc_spmv(a: index arrays)");
-  if (!glc_all_aligned(value_bytes, a->data, x))
-    return glc_fail(cudaErrorInvalidValue, "glc_spmv(a.data or x)");
+  if (!glc_all_aligned(value_bytes, x)) return glc_fail(cudaErrorInvalidValue, "glc_spmv(x)");
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (variant == GLC_SPMV_CUSPARSE) return glc_cusparse_spmv(a, x, y, s);
-  return index_bytes == 8 ? run_index<long long>(variant, block, a, x, y, s)
-                          : run_index<int>(variant, block, a, x, y, s);
+  return a->index_dtype == GLC_I64 ? run_index<long long>(variant, block, a, x, y, s)
+                                   : run_index<int>(variant, block, a, x, y, s);
 }

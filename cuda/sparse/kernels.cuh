@@ -34,12 +34,19 @@ __device__ __forceinline__ T warp_sum(T v) {
   return v;
 }
 
+// The failed-call names of one entry point's checks (sparse_check, csr.cu).
+struct SparseNames {
+  const char *a, *dtype, *index_dtype, *block, *int32, *sizes, *index_arrays, *data;
+};
+int sparse_check(const SparseNames &names, const glc_csr *a, int *block);
+
 template <typename I, typename T>
 int spmv_csr_family(int variant, const SpmvCall<I, T> &c);  // variants 0-2 (csr.cu)
 template <typename I, typename T>
 int spmv_format_family(int variant, const SpmvCall<I, T> &c);  // variants 3-6 (formats.cu)
-// Variant 7 (cusparse.cu): cusparseSpMV on the CSR arrays as given; index_dtype and dtype as in
-// glc_csr.
+// spmv variant 7 and spmm variant 2 (cusparse.cu): cusparseSpMV and cusparseSpMM (row-major B
+// and C of k columns) on the CSR arrays as given; index_dtype and dtype as in glc_csr.
 int glc_cusparse_spmv(const glc_csr *a, const void *x, void *y, cudaStream_t stream);
+int glc_cusparse_spmm(const glc_csr *a, size_t k, const void *b, void *c, cudaStream_t stream);
 
 #endif

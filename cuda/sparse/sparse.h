@@ -28,6 +28,15 @@ enum glc_spmv_variant {
   GLC_SPMV_CPU_OPENMP = 101
 };
 
+enum glc_spmm_variant {
+  GLC_SPMM_ROW_PER_BLOCK = 0,  /* S3: a block per row of A, its threads over B's columns */
+  GLC_SPMM_REGISTER_TILED = 1, /* a thread per 4 columns of a row of C, held in registers */
+  GLC_SPMM_CUSPARSE = 2,       /* cusparseSpMM (generic API, row-major B and C) */
+  /* CPU ladder */
+  GLC_SPMM_CPU_SERIAL = 100,
+  GLC_SPMM_CPU_OPENMP = 101
+};
+
 /* A CSR matrix in device memory (host memory for the CPU variants): rows + 1 offsets in indptr,
  * nnz column indices and values. index_dtype GLC_I32 or GLC_I64 (indptr and indices share it;
  * int64 where nnz passes 2^31 - 1); dtype GLC_F32 or GLC_F64. max_row: the longest row's
@@ -41,6 +50,11 @@ typedef struct {
 
 /* y[rows] = A x[cols]. block: threads per block (0: the variant's default; ignored by 7). */
 GLC_API int glc_spmv(int variant, int block, const glc_csr *a, const void *x, void *y,
+                     glc_stream stream);
+
+/* C[rows x k] = A B[cols x k], B and C dense, row-major and C-contiguous. block: threads per
+ * block (0: the variant's default; ignored by 2). */
+GLC_API int glc_spmm(int variant, int block, const glc_csr *a, size_t k, const void *b, void *c,
                      glc_stream stream);
 
 #ifdef __cplusplus

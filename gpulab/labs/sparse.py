@@ -1,11 +1,12 @@
 """The sparse lab (LABS.md section 9, issue 14): y = A x for a sparse matrix in CSR, by the
-ladder of formats S3 describes (CSR, ELL, SELL-C-sigma, COO) and cuSPARSE, the format advice of
-S3 section 11.3, and the test matrices, all made in code.
+ladder of formats S3 describes (CSR, ELL, SELL-C-sigma, COO) and cuSPARSE; C = A B for a dense
+row-major B; the format advice of S3 section 11.3; and the test matrices, all made in code.
 
     A = gl.CSR(scipy_matrix)                 # CSR, CSC or COO from scipy.sparse, converted
     A = gl.CSR(indptr, indices, data, shape) # or the three arrays (int32/int64, float32/float64)
     A = gl.CSR(cupy_csr_matrix)              # CuPy's arrays on the device, not copied
     y = gl.spmv(A, x)                        # NumPy in, NumPy out; device x: DeviceArray out
+    C = gl.spmm(A, B)                        # B dense, row-major (cols x k)
     gl.sparse_format_advice(A)               # row statistics and the format S3's rule picks
     gl.sparse.poisson2d(64), gl.sparse.poisson3d(16), gl.sparse.banded(1000, (-2, 0, 3)),
     gl.sparse.powerlaw(10000, 12, seed=0)
@@ -21,9 +22,9 @@ import numpy as np
 
 from .. import _core
 from .. import peers as _peers
-from .._op import Cost, numel, op
+from .._op import Cost, op
 
-EXPORTS = ("CSR", "spmv", "sparse_format_advice")
+EXPORTS = ("CSR", "spmv", "spmm", "sparse_format_advice")
 
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _VALUE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -412,22 +413,31 @@ def _spmv_example(n, rng):
     return A, rng.standard_normal(A.shape[1]).astype(np.float32)
 
 
-def _cupy_spmv(A, x, **_):
+def _cupy_matrix(A):
+    """A's device arrays as a CuPy csr_matrix, without a copy (the peers' operand)."""
     import cupyx.scipy.sparse as cs
     A = _as_csr(A).to_device()
-    m = cs.csr_matrix((_peers.as_peer("cupy", A.data), _peers.as_peer("cupy", A.indices),
-                       _peers.as_peer("cupy", A.indptr)), shape=A.shape)
-    cx = _peers.as_peer("cupy", x)
+    return cs.csr_matrix((_peers.as_peer("cupy", A.data), _peers.as_peer("cupy", A.indices),
+                          _peers.as_peer("cupy", A.indptr)), shape=A.shape)
+
+
+def _torch_matrix(A):
+    """A's device arrays as a torch sparse CSR tensor, without a copy."""
+    import torch
+    A = _as_csr(A).to_device()
+    return torch.sparse_csr_tensor(_peers.as_peer("torch", A.indptr),
+                                   _peers.as_peer("torch", A.indices),
+                                   _peers.as_peer("torch", A.data), size=A.shape)
+
+
+def _cupy_spmv(A, x, **_):
+    m, cx = _cupy_matrix(A), _peers.as_peer("cupy", x)
     return lambda: m @ cx
 
 
 def _torch_spmv(A, x, **_):
     import torch
-    A = _as_csr(A).to_device()
-    t = torch.sparse_csr_tensor(_peers.as_peer("torch", A.indptr),
-                                _peers.as_peer("torch", A.indices),
-                                _peers.as_peer("torch", A.data), size=A.shape)
-    tx = _peers.as_peer("torch", x)
+    t, tx = _torch_matrix(A), _peers.as_peer("torch", x)
     return lambda: torch.mv(t, tx)
 
 
@@ -447,4 +457,59 @@ def spmv(A, x, variant=None, block=None, stream=None):
     if _is_device(x) and not A.on_device:
         A = A.to_device(stream=stream)
     return _core.spmv(A.data, A.indices, A.indptr, x, variant, stream, A.shape[1], A.max_row,
+                      block)
+
+
+# ---------------------------------------------------------------- spmm
+
+
+def spmm_bytes(A, k):
+    """The bytes of C = A B (B of k columns) under the byte model of benchmarks/NOTES.md: A's
+    arrays once, B once (cols x k values) and C written once (rows x k values)."""
+    A = _as_csr(A)
+    rows, cols = A.shape
+    i, v = A.index_dtype.itemsize, A.dtype.itemsize
+    return i * (rows + 1 + A.nnz) + v * (A.nnz + cols * k + rows * k)
+
+
+def _spmm_cost(A, B, **_):
+    k = int(B.shape[1])
+    return Cost(bytes=spmm_bytes(A, k), flops=2 * _as_csr(A).nnz * k)
+
+
+def _spmm_example(n, rng):
+    """A power-law matrix of about n / 8 nonzeros (mean 8 a row) and B of 8 columns: about n
+    multiply-adds."""
+    rows = max(1, n // 64)
+    seed = int(rng.integers(0, 2**31))
+    A = powerlaw(rows, 8, seed=seed, cols=rows + 3, dtype=np.float32)
+    return A, rng.standard_normal((A.shape[1], 8)).astype(np.float32)
+
+
+def _cupy_spmm(A, B, **_):
+    m, cb = _cupy_matrix(A), _peers.as_peer("cupy", B)
+    return lambda: m @ cb
+
+
+def _torch_spmm(A, B, **_):
+    import torch
+    t, tb = _torch_matrix(A), _peers.as_peer("torch", B)
+    return lambda: torch.mm(t, tb)
+
+
+@op("spmm", cost=_spmm_cost, size=lambda A, *a, **_: _as_csr(A).nnz, example=_spmm_example,
+    demo_size={"gpu": 1 << 26, "cpu": 1 << 22},
+    peers={"cupy": _cupy_spmm, "torch": _torch_spmm})
+def spmm(A, B, variant=None, block=None, stream=None):
+    """C = A @ B for a sparse matrix A (a CSR, or anything CSR() takes) and a dense, C-contiguous
+    (A.shape[1], k) matrix B of A's dtype; C is (A.shape[0], k), row-major.
+
+    NumPy B (and a host A): NumPy C. A device B: A's arrays go to the device (kept on A) and C
+    is a DeviceArray, computed asynchronously on `stream`. `variant`: None (the best where it
+    runs), an id or a name from ``gl.variants("spmm")``. `block`: threads per block of the CUDA
+    variants 0-1. Each C[i, j] lies within the bound of tests/references/sparse.py."""
+    A = _as_csr(A)
+    if _is_device(B) and not A.on_device:
+        A = A.to_device(stream=stream)
+    return _core.spmm(A.data, A.indices, A.indptr, B, variant, stream, A.shape[1], A.max_row,
                       block)

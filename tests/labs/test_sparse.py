@@ -1,4 +1,4 @@
-"""The sparse lab: every spmv variant against scipy.sparse (float64) on S3's 4 x 4 example and
+"""The sparse lab: every spmv and spmm variant against scipy.sparse (float64) on S3's 4 x 4 example and
 on awkward matrices (empty rows, one huge row, all empty, 0 x 0, rectangular, unsorted and
 duplicate columns), with int32 and int64 indices, float32 and float64 data, from NumPy and from
 device inputs; the CSR type's construction and canonicalization; the generated matrices; the
@@ -18,8 +18,9 @@ from references import sparse as ref
 sp = pytest.importorskip("scipy.sparse")
 
 SPMV_VW = variant_where_params("spmv")
-INDEX_DTYPES = [np.int32, np.int64]
-VALUE_DTYPES = [np.float32, np.float64]
+SPMM_VW = variant_where_params("spmm")
+# B's column counts: one, odd, the register tile (4) and one past it, a warp and one past it
+SPMM_KS = [1, 3, 4, 5, 32, 33]
 
 
 def put(where, x):
@@ -37,20 +38,36 @@ def get(where, y):
 @pytest.mark.parametrize("v, where", SPMV_VW)
 def test_spmv_against_scipy(v, where):
     rng = rng_for("spmv", v.id, where)
-    for name, indptr, indices, data, shape in ref.cases(rng):
-        for index in INDEX_DTYPES:
-            for dtype in VALUE_DTYPES:
-                A = gl.CSR(indptr.astype(index), indices.astype(index), data.astype(dtype),
-                           shape=shape)
-                if where == "device":
-                    A = A.to_device()
-                x = rng.standard_normal(shape[1]).astype(dtype)
-                y = get(where, gl.spmv(A, put(where, x), variant=v.id))
-                assert y.shape == (shape[0],), (name, y.shape)
-                try:
-                    ref.check_spmv_arrays(y, indptr, indices, data.astype(dtype), shape, x, dtype)
-                except AssertionError as e:
-                    raise AssertionError(f"{name} {np.dtype(index)} {np.dtype(dtype)}: {e}")
+    for label, raw, A in ref.typed_cases(rng):
+        x = rng.standard_normal(A.shape[1]).astype(A.dtype)
+        y = get(where, gl.spmv(A.to_device() if where == "device" else A, put(where, x),
+                               variant=v.id))
+        try:
+            ref.check_spmv_arrays(y, *raw, x, A.dtype)
+        except AssertionError as e:
+            raise AssertionError(f"{label}: {e}")
+
+
+@pytest.mark.parametrize("v, where", SPMM_VW)
+def test_spmm_against_scipy(v, where):
+    rng = rng_for("spmm", v.id, where)
+    for label, raw, A in ref.typed_cases(rng):
+        dA = A.to_device() if where == "device" else A
+        for k in SPMM_KS if label.split()[0] in ("s3_4x4", "empty_rows", "one_huge_row") else [3]:
+            B = rng.standard_normal((A.shape[1], k)).astype(A.dtype)
+            C = get(where, gl.spmm(dA, put(where, B), variant=v.id))
+            try:
+                ref.check_spmm_arrays(C, *raw, B, A.dtype)
+            except AssertionError as e:
+                raise AssertionError(f"{label} k={k}: {e}")
+
+
+def test_spmm_empty_b():
+    A = gl.CSR(ref.S3_INDPTR, ref.S3_INDICES, ref.S3_DATA, shape=(4, 4))
+    for v in gl.variants("spmm"):
+        if v.backend == "cpu":
+            C = gl.spmm(A, np.zeros((4, 0)), variant=v.id)
+            assert C.shape == (4, 0) and C.dtype == np.float64
 
 
 def test_s3_example_exact():
@@ -150,6 +167,12 @@ def test_spmv_errors_name_the_argument():
         gl.spmv(A, np.ones((4, 1), np.float32), variant="serial")
     with pytest.raises(ValueError, match="stream"):
         gl.spmv(A, np.ones(4, np.float32), variant="openmp", stream=0)
+    with pytest.raises(ValueError, match="B must have A's 4 columns as its rows, got 5"):
+        gl.spmm(A, np.ones((5, 2), np.float32), variant="serial")
+    with pytest.raises(ValueError, match="B must be 2-D"):
+        gl.spmm(A, np.ones(4, np.float32), variant="serial")
+    with pytest.raises(TypeError, match="B must have data's dtype float32"):
+        gl.spmm(A, np.ones((4, 2)), variant="openmp")
     from gpulab import _core
     x = np.ones(4, np.float32)
     with pytest.raises(TypeError, match="indices must have indptr's dtype int32"):
@@ -219,32 +242,41 @@ def test_ladder_order_and_ids():
         (4, "ell_row_major"), (5, "sell_c_sigma"), (6, "coo_segmented"), (7, "cusparse"),
         (100, "serial"), (101, "openmp")]
     assert [v.name for v in gl.variants("spmv") if v.best] == ["csr_merge_path", "openmp"]
+    assert [(v.id, v.name) for v in gl.variants("spmm")] == [
+        (0, "row_per_block"), (1, "register_tiled"), (2, "cusparse"), (100, "serial"),
+        (101, "openmp")]
 
 
 CUSPARSE_MISSING = r"""
 import numpy as np
 import gpulab as gl
 A = gl.CSR(np.array([0, 1, 2]), np.array([0, 1]), np.array([2.0, 3.0]))
-try:
-    gl.spmv(A, np.ones(2), variant="cusparse")
-except gl.CudaError as e:
-    assert e.code == 301 and "GPULAB_CUSPARSE's library not found" in str(e), e
-    assert not e.sticky
-    print("refused")
+for call in (lambda: gl.spmv(A, np.ones(2), variant="cusparse"),
+             lambda: gl.spmm(A, np.ones((2, 3)), variant="cusparse")):
+    try:
+        call()
+    except gl.CudaError as e:
+        assert e.code == 301 and "GPULAB_CUSPARSE's library not found" in str(e), e
+        assert not e.sticky
+        print("refused")
+    else:
+        raise AssertionError("a cuSPARSE variant ran without cuSPARSE")
 assert np.array_equal(gl.spmv(A, np.ones(2), variant="csr_vector"), [2.0, 3.0])
+assert np.array_equal(gl.spmm(A, np.ones((2, 1)), variant="register_tiled"), [[2.0], [3.0]])
 print("others run")
 """
 
 
 @pytest.mark.gpu
-def test_a_missing_cusparse_fails_only_its_variant():
-    """libcusparse is opened on first use: where it is missing, the cuSPARSE variant raises
-    CudaError (cudaErrorFileNotFound, not sticky) naming the library; the others run."""
+def test_a_missing_cusparse_fails_only_its_variants():
+    """libcusparse is opened on first use: where it is missing, the cuSPARSE variants of spmv and
+    spmm raise CudaError (cudaErrorFileNotFound, not sticky) naming the library; the others
+    run."""
     done = subprocess.run([sys.executable, "-c", CUSPARSE_MISSING],
                           env=child_env(GPULAB_CUSPARSE="/nonexistent/libcusparse.so.12"),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "refused" in done.stdout and "others run" in done.stdout
+    assert done.stdout.count("refused") == 2 and "others run" in done.stdout
 
 
 def test_import_needs_no_scipy():

@@ -1,5 +1,5 @@
 """The sparse lab's references: float64 products from scipy.sparse, and the rounding bound the
-variants are held to.
+variants are held to (spmm: the same bound for each column of C, a product A B[:, j]).
 
 The bound. Row i of y = A x is a dot product of K_i terms (K_i: the entries row i stores), which
 every variant sums in some order (serially, over warp lanes, across merge-path shares through
@@ -62,6 +62,20 @@ def cases(rng):
     return out
 
 
+def typed_cases(rng):
+    """(label, raw, A) for every matrix of cases() with int32 and int64 indices and float32 and
+    float64 values: raw = (indptr, indices, data, shape) as given (data in the value dtype, for
+    the check functions), A the gl.CSR built from them."""
+    import gpulab as gl
+    for name, indptr, indices, data, shape in cases(rng):
+        for index in (np.int32, np.int64):
+            for dtype in (np.float32, np.float64):
+                typed = data.astype(dtype)
+                A = gl.CSR(indptr.astype(index), indices.astype(index), typed, shape=shape)
+                yield (f"{name} {np.dtype(index)} {np.dtype(dtype)}", (indptr, indices, typed, shape),
+                       A)
+
+
 def scipy_csr(indptr, indices, data, shape):
     """The same matrix in scipy, float64."""
     import scipy.sparse as sp
@@ -90,4 +104,18 @@ def check_spmv(got, A, x):
     check_spmv_arrays(got, A.indptr, A.indices, A.data, A.shape, x, A.dtype)
 
 
-CHECKS = {"spmv": check_spmv}
+def check_spmm_arrays(got, indptr, indices, data, shape, B, dtype):
+    """Each column of got against scipy's float64 product, with spmv's bound for that column."""
+    got = np.asarray(got)
+    B = np.asarray(B)
+    assert got.shape == (shape[0], B.shape[1]), (got.shape, shape, B.shape)
+    for j in range(B.shape[1]):
+        check_spmv_arrays(np.ascontiguousarray(got[:, j]), indptr, indices, data, shape, B[:, j],
+                          dtype)
+
+
+def check_spmm(got, A, B):
+    check_spmm_arrays(got, A.indptr, A.indices, A.data, A.shape, B, A.dtype)
+
+
+CHECKS = {"spmv": check_spmv, "spmm": check_spmm}

@@ -1,7 +1,8 @@
 /* The sparse lab's ladders (LABS.md section 9, issue 14): spmv from S3's thread per row through
  * the load-balanced merge path, the ELL, SELL-C-sigma and COO formats (converted from CSR inside
- * the call) and cuSPARSE; on the CPU, serial and OpenMP CSR. Ids come from
- * cuda/sparse/sparse.h's enum; the CPU's start at 100. */
+ * the call) and cuSPARSE; spmm from S3's block per row to a register tile and cuSPARSE; on the
+ * CPU, serial and OpenMP CSR. Ids come from cuda/sparse/sparse.h's enums; the CPU's start at
+ * 100. */
 #include "variants.h"
 
 #include "cuda/sparse/sparse.h"
@@ -107,5 +108,55 @@ static const gl_variant spmv_variants[] = {
      .flags = GL_BEST | GL_DETERMINISTIC},
 };
 
+static const gl_variant spmm_variants[] = {
+    {.id = GLC_SPMM_ROW_PER_BLOCK,
+     .name = "row_per_block",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "S3's SpMM: a block per row of A, its threads over B's columns (coalesced along "
+                "B's rows); each thread reloads the row's entries.",
+     .seed = "S3 11.3",
+     .kernels = "spmm_row_per_block",
+     .dtypes = GL_FLOATS,
+     .flags = GL_DETERMINISTIC,
+     .tunables = BLOCK_TUNABLE},
+    {.id = GLC_SPMM_REGISTER_TILED,
+     .name = "register_tiled",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "A thread per 4 columns of a row of C, held in registers: each entry of A loaded "
+                "once for 4 products; small k packs rows into a warp.",
+     .seed = "S3 11.3; register tiling",
+     .kernels = "spmm_register_tiled",
+     .dtypes = GL_FLOATS,
+     .flags = GL_BEST | GL_DETERMINISTIC,
+     .tunables = BLOCK_TUNABLE},
+    {.id = GLC_SPMM_CUSPARSE,
+     .name = "cusparse",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "cusparseSpMM (generic API, default algorithm, row-major B and C), the "
+                "reference; libcusparse is loaded on first use.",
+     .seed = "cuSPARSE",
+     .kernels = "glc_cusparse_spmm",
+     .library = "cuSPARSE SpMM",
+     .dtypes = GL_FLOATS},
+    {.id = GLC_SPMM_CPU_SERIAL,
+     .name = "serial",
+     .backend = GL_BACKEND_CPU,
+     .summary = "Row i of C accumulates each entry's row of B in turn (the inner loop along the "
+                "rows of B and C).",
+     .seed = "S3 11.3",
+     .dtypes = GL_FLOATS,
+     .flags = GL_DETERMINISTIC},
+    {.id = GLC_SPMM_CPU_OPENMP,
+     .name = "openmp",
+     .backend = GL_BACKEND_CPU,
+     .summary = "The same loop with rows shared among OpenMP threads; each row's sums keep their "
+                "order.",
+     .seed = "S3 11.3",
+     .dtypes = GL_FLOATS,
+     .flags = GL_BEST | GL_DETERMINISTIC},
+};
+
+const gl_ladder gl_ladder_spmm = {
+    .op = "spmm", .variants = spmm_variants, .count = GL_COUNT_OF(spmm_variants)};
 const gl_ladder gl_ladder_spmv = {
     .op = "spmv", .variants = spmv_variants, .count = GL_COUNT_OF(spmv_variants)};

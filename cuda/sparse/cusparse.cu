@@ -7,13 +7,12 @@
 // working where it is missing; these variants then fail with cudaErrorFileNotFound and
 // "libcusparse.so.12 not found" as the failed call. GPULAB_CUSPARSE=<path> opens that library
 // instead (the tests name a missing one to see the error). One handle per device, created on
-// first use and kept for the life of the process.
+// first use and kept for the life of the process (cuda/core/library.cuh).
 #include <cusparse.h>
-#include <dlfcn.h>
 
-#include <cstdlib>
 #include <mutex>
 
+#include "cuda/core/library.cuh"
 #include "cuda/core/resources.cuh"
 #include "kernels.cuh"
 
@@ -36,37 +35,24 @@ struct CusparseApi {
   bool chosen = false;  // GPULAB_CUSPARSE named the library
 };
 
-template <typename F>
-bool find(void *library, const char *name, F *slot) {
-  *slot = reinterpret_cast<F>(dlsym(library, name));
-  return *slot != nullptr;
-}
-
 const CusparseApi &cusparse_api() {
   static CusparseApi api = [] {
     CusparseApi found;
-    const char *chosen = std::getenv("GPULAB_CUSPARSE");
-    found.chosen = chosen != nullptr && *chosen != '\0';
-    void *library = nullptr;
-    if (found.chosen) {
-      library = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
-    } else {
-      library = dlopen("libcusparse.so.12", RTLD_NOW | RTLD_LOCAL);
-      if (library == nullptr) library = dlopen("libcusparse.so", RTLD_NOW | RTLD_LOCAL);
-    }
+    void *library =
+        glc_open_library("GPULAB_CUSPARSE", {"libcusparse.so.12", "libcusparse.so"}, &found.chosen);
     if (library == nullptr) return found;
-    found.loaded = find(library, "cusparseCreate", &found.create) &&
-                   find(library, "cusparseSetStream", &found.set_stream) &&
-                   find(library, "cusparseCreateCsr", &found.create_csr) &&
-                   find(library, "cusparseDestroySpMat", &found.destroy_sp_mat) &&
-                   find(library, "cusparseCreateDnVec", &found.create_dn_vec) &&
-                   find(library, "cusparseDestroyDnVec", &found.destroy_dn_vec) &&
-                   find(library, "cusparseSpMV_bufferSize", &found.spmv_buffer_size) &&
-                   find(library, "cusparseSpMV", &found.spmv) &&
-                   find(library, "cusparseCreateDnMat", &found.create_dn_mat) &&
-                   find(library, "cusparseDestroyDnMat", &found.destroy_dn_mat) &&
-                   find(library, "cusparseSpMM_bufferSize", &found.spmm_buffer_size) &&
-                   find(library, "cusparseSpMM", &found.spmm);
+    found.loaded = glc_find_symbol(library, "cusparseCreate", &found.create) &&
+                   glc_find_symbol(library, "cusparseSetStream", &found.set_stream) &&
+                   glc_find_symbol(library, "cusparseCreateCsr", &found.create_csr) &&
+                   glc_find_symbol(library, "cusparseDestroySpMat", &found.destroy_sp_mat) &&
+                   glc_find_symbol(library, "cusparseCreateDnVec", &found.create_dn_vec) &&
+                   glc_find_symbol(library, "cusparseDestroyDnVec", &found.destroy_dn_vec) &&
+                   glc_find_symbol(library, "cusparseSpMV_bufferSize", &found.spmv_buffer_size) &&
+                   glc_find_symbol(library, "cusparseSpMV", &found.spmv) &&
+                   glc_find_symbol(library, "cusparseCreateDnMat", &found.create_dn_mat) &&
+                   glc_find_symbol(library, "cusparseDestroyDnMat", &found.destroy_dn_mat) &&
+                   glc_find_symbol(library, "cusparseSpMM_bufferSize", &found.spmm_buffer_size) &&
+                   glc_find_symbol(library, "cusparseSpMM", &found.spmm);
     return found;
   }();
   return api;
@@ -101,17 +87,10 @@ cusparseHandle_t handles[glc_cached_devices];
 cudaDataType value_type(const glc_csr *a) { return a->dtype == GLC_F64 ? CUDA_R_64F : CUDA_R_32F; }
 
 int device_handle(const CusparseApi &api, cusparseHandle_t *handle) {
-  int device = 0;
-  int code = GLC_CUDA(cudaGetDevice, &device);
-  if (code) return code;
-  if (device < 0 || device >= glc_cached_devices)
-    return glc_fail(cudaErrorInvalidDevice, "cuSPARSE handle (device ordinal past 63)");
-  if (handles[device] == nullptr) {
-    code = cusparse_fail(api.create(&handles[device]), "cusparseCreate");
-    if (code) return code;
-  }
-  *handle = handles[device];
-  return cudaSuccess;
+  return glc_device_handle(
+      handles, "cuSPARSE handle (device ordinal past 63)",
+      [&](cusparseHandle_t *made) { return cusparse_fail(api.create(made), "cusparseCreate"); },
+      handle);
 }
 
 // The descriptors of one call, destroyed when it ends: A, and x and y (SpMV) or B and C (SpMM).

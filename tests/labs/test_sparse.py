@@ -82,16 +82,18 @@ def test_s3_example_exact():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("v", [v for v in gl.variants("spmv") if v.backend == "cuda"],
-                         ids=lambda v: v.name)
-def test_spmv_every_block(v):
-    rng = rng_for("blocks", v.id)
+@pytest.mark.parametrize("v", [v for op in ("spmv", "spmm") for v in gl.variants(op)
+                               if v.backend == "cuda"], ids=lambda v: f"{v.op}-{v.name}")
+def test_every_block(v):
+    """Every block size each CUDA variant takes, on 3000 rows of 0-69 entries (spmm: B of 37
+    columns, past a warp and not a multiple of the register tile)."""
+    rng = rng_for("blocks", v.op, v.id)
     indptr, indices, data = ref.raw_csr(3000, 500, rng.integers(0, 70, 3000), rng)
     A = gl.CSR(indptr, indices, data.astype(np.float32), shape=(3000, 500))
-    x = rng.standard_normal(500).astype(np.float32)
+    x = rng.standard_normal(500 if v.op == "spmv" else (500, 37)).astype(np.float32)
+    check = ref.check_spmv if v.op == "spmv" else ref.check_spmm
     for block in v.tunables.get("block", {}).get("values", [None]):
-        y = gl.spmv(A, x, variant=v.id, block=block)
-        ref.check_spmv(y, A, x)
+        check(getattr(gl, v.op)(A, x, variant=v.id, block=block), A, x)
 
 
 @pytest.mark.gpu

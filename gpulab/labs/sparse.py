@@ -11,10 +11,13 @@ row-major B; the format advice of S3 section 11.3; and the test matrices, all ma
     gl.sparse.poisson2d(64), gl.sparse.poisson3d(16), gl.sparse.banded(1000, (-2, 0, 3)),
     gl.sparse.powerlaw(10000, 12, seed=0)
 
-Host matrices are canonicalized on construction as scipy's sum_duplicates does: columns sorted
-within each row, duplicate entries summed (explicit zeros kept). Device matrices (CuPy's, or
-DeviceArrays) are taken as they are, without a copy: every variant sums what a row holds, in
-any order, so the product is the same. scipy is optional: only CSR(scipy matrix) and the tests
+Host matrices are checked and canonicalized on construction as scipy's sum_duplicates does:
+columns sorted within each row, duplicate entries summed (explicit zeros kept). Device matrices
+(CuPy's, or DeviceArrays) are taken as they are, without a copy, and trusted as the device views
+of the rest of gpulab are: their dtypes, ranks and lengths are checked, but not their contents
+(indptr must start at 0, never decrease and end at nnz, columns must lie in range). Every
+variant sums what a row holds, in any order, so unsorted or repeated columns give the same
+product. scipy is optional: only CSR(scipy matrix) and the tests
 import it.
 """
 

@@ -13,9 +13,10 @@ row-major B; the format advice of S3 section 11.3; and the test matrices, all ma
 
 Host matrices are checked and canonicalized on construction as scipy's sum_duplicates does:
 columns sorted within each row, duplicate entries summed (explicit zeros kept). Device matrices
-(CuPy's, or DeviceArrays) are taken as they are, without a copy, and trusted as the device views
-of the rest of gpulab are: their dtypes, ranks and lengths are checked, but not their contents
-(indptr must start at 0, never decrease and end at nnz, columns must lie in range). Every
+(CuPy's, or DeviceArrays) are taken as they are, without a copy: their dtypes, ranks and lengths
+are checked, and indptr (copied to the host once, for the row statistics) must start at 0,
+never decrease and end at nnz; their columns are trusted to lie in range, as the device views
+of the rest of gpulab are trusted. Every
 variant sums what a row holds, in any order, so unsorted or repeated columns give the same
 product. scipy is optional: only CSR(scipy matrix) and the tests
 import it.
@@ -201,8 +202,13 @@ class CSR:
         """Nonzeros per row, a NumPy int64 array (one copy of indptr to the host for a matrix
         on the device, made once and kept: 8 (rows + 1) bytes)."""
         if self._stats is None:
-            indptr = self.indptr.get() if self.on_device else self.indptr
-            self._stats = np.diff(np.asarray(indptr).astype(np.int64))
+            indptr = np.asarray(self.indptr.get() if self.on_device else self.indptr)
+            lengths = np.diff(indptr.astype(np.int64))
+            # host matrices were checked on construction; this checks a device one's offsets
+            if indptr[0] != 0 or indptr[-1] != self.nnz or np.any(lengths < 0):
+                raise ValueError(f"indptr must start at 0, never decrease and end at nnz "
+                                 f"({self.nnz})")
+            self._stats = lengths
         return self._stats
 
     @property

@@ -161,8 +161,9 @@ def test_csr_errors_name_the_argument():
 @pytest.mark.gpu
 def test_device_offsets_are_checked():
     """A device matrix's indptr is copied to the host once (for max_row) and checked there."""
-    A = gl.CSR(gl.to_device(np.array([0, 2, 1], np.int32)), gl.to_device(np.array([0, 1], np.int32)),
-               gl.to_device(np.ones(2, np.float32)), shape=(2, 2))
+    A = gl.CSR(gl.to_device(np.array([0, 2, 1], np.int32)),
+               gl.to_device(np.array([0, 1], np.int32)), gl.to_device(np.ones(2, np.float32)),
+               shape=(2, 2))
     with pytest.raises(ValueError, match="indptr must start at 0, never decrease and end at nnz"):
         gl.spmv(A, gl.to_device(np.ones(2, np.float32)))
 

@@ -1,6 +1,6 @@
-"""The sparse lab's SpMV and SpMM ladders on the GPU, in one run, against cuSPARSE (spmv 7, spmm
-2, and CuPy's csr_matrix @ x / @ B) and torch.sparse (torch.mv / torch.mm on a sparse CSR
-tensor) on the same arrays:
+"""The sparse lab's SpMV and SpMM ladders on the GPU, in one run, against cuSPARSE (spmv 7, spmm 2,
+and CuPy's csr_matrix @ x / @ B) and torch.sparse (torch.mv / torch.mm on a sparse CSR tensor) on
+the same arrays:
 
   * the 5-point Laplacian of a 4096 x 4096 grid (16.8 M rows, 84 M nonzeros);
   * the power-law matrix: 2^22 rows, lognormal row lengths of mean 15 (about 63 M nonzeros).
@@ -9,9 +9,10 @@ float32 values, int32 indices. GB/s under the byte model of benchmarks/NOTES.md 
 each variant's own bytes (gl.sparse.spmv_bytes: CSR's arrays, x and y once, plus what the
 in-call ELL / SELL / COO conversion writes and then reads), and GFLOP/s at 2 flops a nonzero.
 ELL and SELL variants are left out (and say so) where an ELL-sized scratch would pass a quarter
-of the device's memory (the power-law matrix's longest row is about 1350 nonzeros: 45 GB). The issue's targets: the best SpMV >= 1.1x cuSPARSE on the Laplacian
-and >= 1.2x on the power-law matrix. GPU times are CUDA events on device arrays (gl.bench), L2
-flushed before each repetition.
+of the device's memory (the power-law matrix's longest row is about 1350 nonzeros: 45 GB). The
+issue's targets: the best SpMV >= 1.1x cuSPARSE on the Laplacian and >= 1.2x on the power-law
+matrix. GPU times are CUDA events on device arrays (gl.bench), L2 flushed before each
+repetition.
 
 SpMM: B of 8 and 32 columns (row-major), on both matrices, every CUDA variant; its byte model
 (gl.sparse.spmm_bytes) reads A once, B once and writes C once. CG is not in this lab yet (a

@@ -1,9 +1,9 @@
-"""The sparse lab: every spmv and spmm variant against scipy.sparse (float64) on S3's 4 x 4 example and
-on awkward matrices (empty rows, one huge row, all empty, 0 x 0, rectangular, unsorted and
+"""The sparse lab: every spmv and spmm variant against scipy.sparse (float64) on S3's 4 x 4 example
+and on awkward matrices (empty rows, one huge row, all empty, 0 x 0, rectangular, unsorted and
 duplicate columns), with int32 and int64 indices, float32 and float64 data, from NumPy and from
-device inputs; the CSR type's construction and canonicalization; the generated matrices; the
-format advice; the errors, which name their argument; the name -> id numbering of
-cuda/sparse/sparse.h; and the default SpMV past 2^31 nonzeros (gpu, large)."""
+device inputs; the CSR type's construction and canonicalization; the generated matrices; the format
+advice; the errors, which name their argument; the name -> id numbering of cuda/sparse/sparse.h; and
+the default SpMV past 2^31 nonzeros (gpu, large)."""
 
 import subprocess
 import sys

@@ -72,8 +72,8 @@ def typed_cases(rng):
             for dtype in (np.float32, np.float64):
                 typed = data.astype(dtype)
                 A = gl.CSR(indptr.astype(index), indices.astype(index), typed, shape=shape)
-                yield (f"{name} {np.dtype(index)} {np.dtype(dtype)}", (indptr, indices, typed, shape),
-                       A)
+                label = f"{name} {np.dtype(index)} {np.dtype(dtype)}"
+                yield label, (indptr, indices, typed, shape), A
 
 
 def scipy_csr(indptr, indices, data, shape):

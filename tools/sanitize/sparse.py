@@ -1,10 +1,10 @@
-"""The sparse lab's kernels under compute-sanitizer: every CUDA variant of spmv and spmm (B of 1,
-4, 5 and 33 columns) with every block size it takes, on the awkward matrices of tests/references/sparse.py (S3's 4 x 4 example, 0 x 0,
-all empty, empty rows, one huge row, tall, wide, duplicates, long rows: every SELL window
-partial or whole, merge-path shares cut inside rows and at their ends), int32 and int64 indices,
-float32 and float64, from NumPy and from device inputs. Every result checked against scipy's
-float64 product within tests/references/sparse.py's bound. The generic ops.py cannot reach the
-index dtypes and the matrices: this driver does. See _common.py.
+"""The sparse lab's kernels under compute-sanitizer: every CUDA variant of spmv and spmm (B of 1, 4,
+5 and 33 columns) with every block size it takes, on the awkward matrices of
+tests/references/sparse.py (S3's 4 x 4 example, 0 x 0, all empty, empty rows, one huge row, tall,
+wide, duplicates, long rows: every SELL window partial or whole, merge-path shares cut inside rows
+and at their ends), int32 and int64 indices, float32 and float64, from NumPy and from device inputs.
+Every result checked against scipy's float64 product within tests/references/sparse.py's bound. The
+generic ops.py cannot reach the index dtypes and the matrices: this driver does. See _common.py.
 
     python3 tools/sanitize/sparse.py [--inputs both|device] [--only spmv:id,spmm:id,...]
 """

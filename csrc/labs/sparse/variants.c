@@ -118,7 +118,8 @@ static const gl_variant spmm_variants[] = {
      .kernels = "spmm_row_per_block",
      .dtypes = GL_FLOATS,
      .flags = GL_DETERMINISTIC,
-     .tunables = BLOCK_TUNABLE},
+     /* one warp by default: the block spans B's columns, and k is 8-32 in the benchmark */
+     .tunables = {{"block", GL_BLOCKS_POW2, 32}}},
     {.id = GLC_SPMM_REGISTER_TILED,
      .name = "register_tiled",
      .backend = GL_BACKEND_CUDA,

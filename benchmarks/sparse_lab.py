@@ -21,12 +21,10 @@ later task).
     python benchmarks/sparse_lab.py [--repeat 10] [--quick]
 """
 
-import argparse
-
 import numpy as np
 
 import gpulab as gl
-from common import require_gpu, save
+from common import ladder_args, save
 
 
 def row(r, matrix, A, **extra):
@@ -91,12 +89,7 @@ def summarize(results):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--quick", action="store_true",
-                        help="small sizes only (a check of the script, not a measurement)")
-    args = parser.parse_args()
-    require_gpu()
+    args = ladder_args()
     settings = {"repeat": args.repeat, "poisson_n": 256 if args.quick else 4096,
                 "powerlaw_rows": 2**14 if args.quick else 2**22, "powerlaw_mean": 15,
                 "dtype": "float32"}

@@ -22,3 +22,16 @@ def save(name, settings, results):
 def require_gpu():
     if not gl.cuda_available():
         sys.exit(f"this benchmark needs a GPU: {gl._core._gpu_status()}")
+
+
+def ladder_args():
+    """--repeat (default 10) and --quick (small sizes: a check of the script, not a
+    measurement), parsed; exits, saying why, where no GPU is usable."""
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes only (a check of the script, not a measurement)")
+    args = parser.parse_args()
+    require_gpu()
+    return args

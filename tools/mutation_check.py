@@ -166,6 +166,20 @@ PLANTS: List[Plant] = [
           replace="#pragma unroll\n",
           tool="racecheck",
           driver=("linalg.py", "--only", "matmul:2", "--inputs", "device")),
+    # S3's thread-per-row SpMV walking one nonzero too far: the last stored row reads indices and
+    # data one past their end (other rows read their neighbour's first entry, in bounds).
+    Plant("sparse-row-one-past", "sparse", "read one past the end of a CSR row",
+          "cuda/sparse/csr.cu", after="__global__ void spmv_csr_scalar(",
+          find="k < indptr[row + 1]; k++)", replace="k <= indptr[row + 1]; k++)",
+          tool="memcheck", driver=("sparse.py", "--only", "spmv:0")),
+    # SELL-C-sigma's window sort without the barrier between storing the rows' lengths in shared
+    # memory and every thread reading all of them (plain shared stores and loads, 8 warps).
+    Plant("sparse-sell-missing-syncthreads", "sparse",
+          "missing __syncthreads() between shared stores and loads of a window's row lengths",
+          "cuda/sparse/formats.cu", after="__global__ void sell_sort_window(",
+          find="  __syncthreads();\n  if (row >= rows) {\n",
+          replace="  if (row >= rows) {\n",
+          tool="racecheck", driver=("sparse.py", "--only", "spmv:5", "--inputs", "device")),
 ]
 
 

@@ -37,20 +37,28 @@ static int resolve(const gl_operands_op *op, PyObject *const *inputs, PyObject *
   return 0;
 }
 
-/* Input i's dtype (the first one's from the op's and variant's dtypes, the others the first's),
- * shape and alignment, recorded in call. */
+/* Input i's dtype (the first one's from the op's and variant's dtypes, an input with dtypes of
+ * its own one of those, the others the first's), shape and alignment, recorded in call. */
 static int check_input(const gl_operands_op *op, int i, int ndim, const Py_ssize_t *shape,
                        PyArray_Descr *dtype, const void *ptr, gl_operands_call *call) {
   const char *name = op->in[i].name;
-  if (i == 0) {
+  int itemsize = call->itemsize;
+  if (i > 0 && op->in[i].dtypes) {
+    if (gl_check_dtype_in(dtype, op->in[i].dtypes, name) < 0) return -1;
+    call->in_dtype[i] = gl_dtype_code(dtype);
+    itemsize = (int)PyDataType_ELSIZE(dtype);
+  } else if (i == 0) {
     const unsigned both = op->dtypes & call->variant->dtypes;
     if (gl_check_dtype_in(dtype, both ? both : op->dtypes, name) < 0) return -1;
     call->dtype = gl_dtype_code(dtype);
-    call->itemsize = (int)PyDataType_ELSIZE(dtype);
+    call->itemsize = itemsize = (int)PyDataType_ELSIZE(dtype);
+    call->in_dtype[0] = call->dtype;
   } else if (gl_dtype_code(dtype) != call->dtype) {
     PyErr_Format(PyExc_TypeError, "%s must have %s's dtype %s, got %S", name, op->in[0].name,
                  gl_dtype_name(call->dtype), (PyObject *)dtype);
     return -1;
+  } else {
+    call->in_dtype[i] = call->dtype;
   }
   Py_ssize_t size = 1;
   for (int d = 0; d < ndim; d++) {
@@ -58,9 +66,8 @@ static int check_input(const gl_operands_op *op, int i, int ndim, const Py_ssize
     size *= shape[d];
   }
   call->in[i] = ptr;
-  if (size && (uintptr_t)ptr % (uintptr_t)call->itemsize) {
-    PyErr_Format(PyExc_ValueError, "%s is not aligned to its %d-byte elements", name,
-                 call->itemsize);
+  if (size && (uintptr_t)ptr % (uintptr_t)itemsize) {
+    PyErr_Format(PyExc_ValueError, "%s is not aligned to its %d-byte elements", name, itemsize);
     return -1;
   }
   return 0;

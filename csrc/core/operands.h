@@ -16,18 +16,23 @@
 #include "py.h"
 #include "registry.h"
 
-#define GL_OPERANDS_MAX 3
+#define GL_OPERANDS_MAX 4
 
 typedef struct {
   const char *name; /* the argument's name in messages */
   int ndim;         /* required ndim */
+  /* 0: the input shares the first input's dtype (the op's data). Otherwise the input has a dtype
+   * of its own, one of these (the sparse lab's index arrays: int32 or int64 beside float data),
+   * recorded in the call's in_dtype; the first input never has one. */
+  unsigned dtypes;
 } gl_operand;
 
 /* One call, as the op's callbacks see it. */
 typedef struct {
   const gl_variant *variant;
-  int dtype;    /* the inputs' enum glc_dtype (they share one) */
-  int itemsize; /* bytes of one input element */
+  int dtype;                     /* the inputs' enum glc_dtype (they share one) */
+  int itemsize;                  /* bytes of one input element */
+  int in_dtype[GL_OPERANDS_MAX]; /* each input's enum glc_dtype (its own, or dtype) */
   Py_ssize_t shape[GL_OPERANDS_MAX][GL_MAX_NDIM];
   const void *in[GL_OPERANDS_MAX]; /* host or device memory: where the variant runs */
   /* Set by the op's outputs callback: */

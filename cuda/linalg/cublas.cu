@@ -8,7 +8,7 @@
 // GPULAB_CUBLAS=<path> in the environment opens that library instead (another cuBLAS, such as a
 // wheel's; the tests name a missing one to see the error).
 // One handle per device, created on first use and kept for the life of the process (a handle
-// costs milliseconds to create: never per call).
+// costs milliseconds to create: never per call; cuda/core/library.cuh).
 //
 // Row-major through column-major cuBLAS: a row-major M x N matrix with leading dimension N is
 // the column-major N x M matrix of its transpose. So C = A B (row-major) is
@@ -16,16 +16,15 @@
 // transposes: gemm(N, N, n, m, k, B, ldb = n, A, lda = k, C, ldc = n). Likewise y = A x is
 // y = (A^T)^T x: GEMV with CUBLAS_OP_T on the column-major n x m matrix A^T (lda = n).
 #include <cublas_v2.h>
-#include <dlfcn.h>
 
 #include <climits>
-#include <cstdlib>
 #include <mutex>
 
 #include "cublas.cuh"
 #include "cuda/core/errors.cuh"
 #include "cuda/core/gpulab_core.h"
 #include "cuda/core/launch.cuh"
+#include "cuda/core/library.cuh"
 
 namespace {
 
@@ -42,34 +41,21 @@ struct CublasApi {
   bool chosen = false;  // GPULAB_CUBLAS named the library
 };
 
-template <typename F>
-bool find(void *library, const char *name, F *slot) {
-  *slot = reinterpret_cast<F>(dlsym(library, name));
-  return *slot != nullptr;
-}
-
 // The library, opened once (never closed: the handles live as long as the process).
 const CublasApi &cublas_api() {
   static CublasApi api = [] {
     CublasApi found;
-    const char *chosen = std::getenv("GPULAB_CUBLAS");
-    found.chosen = chosen != nullptr && *chosen != '\0';
-    void *library = nullptr;
-    if (found.chosen) {
-      library = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
-    } else {
-      library = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
-      if (library == nullptr) library = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
-    }
+    void *library =
+        glc_open_library("GPULAB_CUBLAS", {"libcublas.so.13", "libcublas.so"}, &found.chosen);
     if (library == nullptr) return found;
-    found.loaded = find(library, "cublasCreate_v2", &found.create) &&
-                   find(library, "cublasDestroy_v2", &found.destroy) &&
-                   find(library, "cublasSetStream_v2", &found.set_stream) &&
-                   find(library, "cublasSetMathMode", &found.set_math_mode) &&
-                   find(library, "cublasSgemm_v2", &found.sgemm) &&
-                   find(library, "cublasDgemm_v2", &found.dgemm) &&
-                   find(library, "cublasSgemv_v2", &found.sgemv) &&
-                   find(library, "cublasDgemv_v2", &found.dgemv);
+    found.loaded = glc_find_symbol(library, "cublasCreate_v2", &found.create) &&
+                   glc_find_symbol(library, "cublasDestroy_v2", &found.destroy) &&
+                   glc_find_symbol(library, "cublasSetStream_v2", &found.set_stream) &&
+                   glc_find_symbol(library, "cublasSetMathMode", &found.set_math_mode) &&
+                   glc_find_symbol(library, "cublasSgemm_v2", &found.sgemm) &&
+                   glc_find_symbol(library, "cublasDgemm_v2", &found.dgemm) &&
+                   glc_find_symbol(library, "cublasSgemv_v2", &found.sgemv) &&
+                   glc_find_symbol(library, "cublasDgemv_v2", &found.dgemv);
     return found;
   }();
   return api;
@@ -102,17 +88,10 @@ cublasHandle_t handles[glc_cached_devices];
 
 // The current device's handle, created on first use, with the lock held by the caller.
 int device_handle(const CublasApi &api, cublasHandle_t *handle) {
-  int device = 0;
-  int code = GLC_CUDA(cudaGetDevice, &device);
-  if (code) return code;
-  if (device < 0 || device >= glc_cached_devices)
-    return glc_fail(cudaErrorInvalidDevice, "cuBLAS handle (device ordinal past 63)");
-  if (handles[device] == nullptr) {
-    code = cublas_fail(api.create(&handles[device]), "cublasCreate_v2");
-    if (code) return code;
-  }
-  *handle = handles[device];
-  return cudaSuccess;
+  return glc_device_handle(
+      handles, "cuBLAS handle (device ordinal past 63)",
+      [&](cublasHandle_t *made) { return cublas_fail(api.create(made), "cublasCreate_v2"); },
+      handle);
 }
 
 // Runs call(api, handle) with the handle on stream and in math mode, under the lock.

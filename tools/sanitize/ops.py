@@ -31,11 +31,13 @@ def main():
                 for dtype in (np.float32, np.float64, np.int32):
                     if np.dtype(dtype).name not in v.dtypes:
                         continue  # refused by design (nbody_accel is float32 only)
-                    # the example's arrays of dtype's kind take dtype; others (the int32 keys
-                    # and indices of a float op) stay as they are
+                    # the example's arrays (and array-like operands with an astype, such as
+                    # gl.CSR) of dtype's kind take dtype; others (the int32 keys and indices of
+                    # a float op) stay as they are
                     kind = np.dtype(dtype).kind
-                    host = [a.astype(dtype) if isinstance(a, np.ndarray) and a.dtype.kind == kind
-                            else a for a in spec.example(n, rng)]
+                    host = [a.astype(dtype) if hasattr(a, "astype") and hasattr(a, "dtype")
+                            and np.dtype(a.dtype).kind == kind else a
+                            for a in spec.example(n, rng)]
                     if not any(isinstance(a, np.ndarray) and a.dtype == dtype for a in host):
                         continue  # no example in dtype (reduce's int32: tools/sanitize/reduce.py)
                     dev = [gl.to_device(a) if isinstance(a, np.ndarray) else a for a in host]

@@ -1,0 +1,163 @@
+/* The sparse lab's ladders (LABS.md section 9, issue 14): spmv from S3's thread per row through
+ * the load-balanced merge path, the ELL, SELL-C-sigma and COO formats (converted from CSR inside
+ * the call) and cuSPARSE; spmm from S3's block per row to a register tile and cuSPARSE; on the
+ * CPU, serial and OpenMP CSR. Ids come from cuda/sparse/sparse.h's enums; the CPU's start at
+ * 100. */
+#include "variants.h"
+
+#include "cuda/sparse/sparse.h"
+
+#define BLOCK_TUNABLE                \
+  {                                  \
+    { "block", GL_BLOCKS_POW2, 256 } \
+  }
+
+static const gl_variant spmv_variants[] = {
+    {.id = GLC_SPMV_CSR_SCALAR,
+     .name = "csr_scalar",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "S3's kernel: one thread per row; a warp's rows start far apart (uncoalesced), "
+                "and one long row holds its warp.",
+     .seed = "S3 10.3",
+     .kernels = "spmv_csr_scalar",
+     .dtypes = GL_FLOATS,
+     .flags = GL_DETERMINISTIC,
+     .tunables = BLOCK_TUNABLE},
+    {.id = GLC_SPMV_CSR_VECTOR,
+     .name = "csr_vector",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "One warp per row: coalesced loads along the row, a shuffle tree for the sum; "
+                "rows shorter than 32 idle lanes.",
+     .seed = "S3 10.3",
+     .kernels = "spmv_csr_vector",
+     .dtypes = GL_FLOATS,
+     .flags = GL_DETERMINISTIC,
+     .tunables = BLOCK_TUNABLE},
+    {.id = GLC_SPMV_CSR_MERGE_PATH,
+     .name = "csr_merge_path",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "Merge path: rows plus nonzeros in equal shares per thread (a diagonal binary "
+                "search each); rows cut by a share's edge added with atomics.",
+     .seed = "Merrill and Garland, merge-based SpMV",
+     .kernels = "spmv_csr_merge_path",
+     .dtypes = GL_FLOATS,
+     .flags = GL_BEST,
+     .tunables = BLOCK_TUNABLE},
+    {.id = GLC_SPMV_ELL_COLUMN_MAJOR,
+     .name = "ell_column_major",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "ELL built in the call (width = the longest row), slot k of row i at k * rows + "
+                "i: a warp's loads coalesce.",
+     .seed = "S3 1.5, 8.5",
+     .kernels = "ell_fill spmv_ell",
+     .dtypes = GL_FLOATS,
+     .flags = GL_DETERMINISTIC,
+     .tunables = BLOCK_TUNABLE},
+    {.id = GLC_SPMV_ELL_ROW_MAJOR,
+     .name = "ell_row_major",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "S3's ELL drawing, slot k of row i at i * width + k: the same kernel with a "
+                "warp's loads width elements apart.",
+     .seed = "S3 1.5",
+     .kernels = "ell_fill spmv_ell",
+     .dtypes = GL_FLOATS,
+     .flags = GL_DETERMINISTIC,
+     .tunables = BLOCK_TUNABLE},
+    {.id = GLC_SPMV_SELL,
+     .name = "sell_c_sigma",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "SELL-C-sigma (C = 32, sigma = 256) built in the call: rows sorted by length in "
+                "windows, each warp-sized slice padded to its own longest row.",
+     .seed = "Kreutzer et al., SELL-C-sigma",
+     .kernels = "sell_sort_window sell_slice_sizes sell_scan_sizes sell_fill spmv_sell",
+     .dtypes = GL_FLOATS,
+     .flags = GL_DETERMINISTIC,
+     .tunables = BLOCK_TUNABLE},
+    {.id = GLC_SPMV_COO,
+     .name = "coo_segmented",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "COO row indices built in the call; a thread per nonzero, a warp segmented scan "
+                "over equal rows, one atomicAdd per run.",
+     .seed = "S3 8.5; segmented reduction",
+     .kernels = "coo_rows spmv_coo_segmented",
+     .dtypes = GL_FLOATS,
+     .tunables = BLOCK_TUNABLE},
+    {.id = GLC_SPMV_CUSPARSE,
+     .name = "cusparse",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "cusparseSpMV (generic API, default algorithm) on the CSR arrays, the reference; "
+                "libcusparse is loaded on first use.",
+     .seed = "cuSPARSE",
+     .kernels = "glc_cusparse_spmv",
+     .library = "cuSPARSE SpMV",
+     .dtypes = GL_FLOATS},
+    {.id = GLC_SPMV_CPU_SERIAL,
+     .name = "serial",
+     .backend = GL_BACKEND_CPU,
+     .summary = "The CSR loop, one row after another, each row summed in stored order.",
+     .seed = "S3 10.3",
+     .dtypes = GL_FLOATS,
+     .flags = GL_DETERMINISTIC},
+    {.id = GLC_SPMV_CPU_OPENMP,
+     .name = "openmp",
+     .backend = GL_BACKEND_CPU,
+     .summary = "The same loop with rows shared among OpenMP threads (dynamic chunks of 256 "
+                "rows); each row's sum keeps its order.",
+     .seed = "S3 10.3",
+     .dtypes = GL_FLOATS,
+     .flags = GL_BEST | GL_DETERMINISTIC},
+};
+
+static const gl_variant spmm_variants[] = {
+    {.id = GLC_SPMM_ROW_PER_BLOCK,
+     .name = "row_per_block",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "S3's SpMM: a block per row of A, its threads over B's columns (coalesced along "
+                "B's rows); each thread reloads the row's entries.",
+     .seed = "S3 11.3",
+     .kernels = "spmm_row_per_block",
+     .dtypes = GL_FLOATS,
+     .flags = GL_DETERMINISTIC,
+     /* one warp by default: the block spans B's columns, and k is 8-32 in the benchmark */
+     .tunables = {{"block", GL_BLOCKS_POW2, 32}}},
+    {.id = GLC_SPMM_REGISTER_TILED,
+     .name = "register_tiled",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "A thread per 4 columns of a row of C, held in registers: each entry of A loaded "
+                "once for 4 products; small k packs rows into a warp.",
+     .seed = "S3 11.3; register tiling",
+     .kernels = "spmm_register_tiled",
+     .dtypes = GL_FLOATS,
+     .flags = GL_BEST | GL_DETERMINISTIC,
+     .tunables = BLOCK_TUNABLE},
+    {.id = GLC_SPMM_CUSPARSE,
+     .name = "cusparse",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "cusparseSpMM (generic API, default algorithm, row-major B and C), the "
+                "reference; libcusparse is loaded on first use.",
+     .seed = "cuSPARSE",
+     .kernels = "glc_cusparse_spmm",
+     .library = "cuSPARSE SpMM",
+     .dtypes = GL_FLOATS},
+    {.id = GLC_SPMM_CPU_SERIAL,
+     .name = "serial",
+     .backend = GL_BACKEND_CPU,
+     .summary = "Row i of C accumulates each entry's row of B in turn (the inner loop along the "
+                "rows of B and C).",
+     .seed = "S3 11.3",
+     .dtypes = GL_FLOATS,
+     .flags = GL_DETERMINISTIC},
+    {.id = GLC_SPMM_CPU_OPENMP,
+     .name = "openmp",
+     .backend = GL_BACKEND_CPU,
+     .summary = "The same loop with rows shared among OpenMP threads; each row's sums keep their "
+                "order.",
+     .seed = "S3 11.3",
+     .dtypes = GL_FLOATS,
+     .flags = GL_BEST | GL_DETERMINISTIC},
+};
+
+const gl_ladder gl_ladder_spmm = {
+    .op = "spmm", .variants = spmm_variants, .count = GL_COUNT_OF(spmm_variants)};
+const gl_ladder gl_ladder_spmv = {
+    .op = "spmv", .variants = spmv_variants, .count = GL_COUNT_OF(spmv_variants)};

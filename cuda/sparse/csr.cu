@@ -1,0 +1,196 @@
+// SpMV variants 0-2 on the CSR arrays themselves, and the lab's entry point glc_spmv.
+//
+// Byte model (benchmarks/NOTES.md, "Sparse lab"): a CSR SpMV reads indptr (rows + 1 indices),
+// indices and data (nnz each) once, x at least once (cols elements; more where rows gather the
+// same x from DRAM again), and writes y (rows elements).
+#include <climits>
+
+#include "kernels.cuh"
+
+namespace {
+
+// S3's kernel: thread i walks row i. A warp's 32 rows start far apart in indices/data, so its
+// loads are uncoalesced unless rows are very short; one long row holds its warp.
+template <typename I, typename T>
+__global__ void spmv_csr_scalar(long long rows, const I *indptr, const I *indices, const T *data,
+                                const T *x, T *y) {
+  const long long row = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (row >= rows) return;
+  T sum = 0;
+  for (I k = indptr[row]; k < indptr[row + 1]; k++) sum += data[k] * x[indices[k]];
+  y[row] = sum;
+}
+
+// One warp per row: lane j takes nonzeros j, j + 32, ... (coalesced along the row), then a
+// shuffle tree. Rows shorter than 32 leave lanes idle.
+template <typename I, typename T>
+__global__ void spmv_csr_vector(long long rows, const I *indptr, const I *indices, const T *data,
+                                const T *x, T *y) {
+  const long long row = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;  // whole warps leave together: rows * 32 threads, warps aligned
+  T sum = 0;
+  const I end = indptr[row + 1];
+  for (I k = indptr[row] + lane; k < end; k += 32) sum += data[k] * x[indices[k]];
+  sum = warp_sum(sum);
+  if (lane == 0) y[row] = sum;
+}
+
+constexpr int kMergeItems = 8;  // merge-path items (row ends + nonzeros) per thread
+
+// Merge path (Merrill and Garland): the rows' ends (indptr[1..rows]) and the nonzeros 0..nnz-1
+// are merged into one path of rows + nnz items, cut into equal shares; each thread finds where
+// its share starts by a binary search along its diagonal, so every thread does the same work
+// whatever the row lengths. A row a thread both starts and ends is stored; a row cut by a
+// share's edge is added with atomicAdd into y, which the launcher zeroes first.
+template <typename I, typename T>
+__global__ void spmv_csr_merge_path(long long rows, long long nnz, const I *indptr,
+                                    const I *indices, const T *data, const T *x, T *y) {
+  const long long items = rows + nnz;
+  const long long thread = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  const long long begin = thread * kMergeItems;
+  if (begin >= items) return;
+  const long long end = begin + kMergeItems < items ? begin + kMergeItems : items;
+  // The diagonal's crossing: the most rows i (with j = begin - i nonzeros) such that row ends
+  // before nonzero j's position come first in the merge (ties: the row end first).
+  long long lo = begin > nnz ? begin - nnz : 0, hi = begin < rows ? begin : rows;
+  while (lo < hi) {
+    const long long mid = (lo + hi) / 2;
+    if (static_cast<long long>(indptr[mid + 1]) <= begin - 1 - mid)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  long long i = lo, j = begin - lo;
+  const long long first_row = i;
+  const bool first_started_here = i < rows && static_cast<long long>(indptr[i]) == j;
+  long long row_begin = j;  // where this thread's part of row i started
+  T sum = 0;
+  for (long long item = begin; item < end; item++) {
+    if (i < rows && static_cast<long long>(indptr[i + 1]) <= j) {  // row i ends here
+      if (i == first_row && !first_started_here)
+        atomicAdd(&y[i], sum);
+      else
+        y[i] = sum;
+      sum = 0;
+      i++;
+      row_begin = j;
+    } else {
+      sum += data[j] * x[indices[j]];
+      j++;
+    }
+  }
+  if (i < rows && j > row_begin) atomicAdd(&y[i], sum);  // a row this share left unfinished
+}
+
+}  // namespace
+
+template <typename I, typename T>
+int spmv_csr_family(int variant, const SpmvCall<I, T> &c) {
+  const int block = c.block;
+  if (variant == GLC_SPMV_CSR_SCALAR) {
+    const unsigned grid = spmv_grid(static_cast<size_t>(c.rows), block);
+    if (!grid) return glc_fail(cudaErrorInvalidConfiguration, "glc_spmv(too many rows)");
+    return glc_launch(spmv_csr_scalar<I, T>, "spmv_csr_scalar", grid, block, c.stream, c.rows,
+                      c.indptr, c.indices, c.data, c.x, c.y);
+  }
+  if (variant == GLC_SPMV_CSR_VECTOR) {
+    const unsigned grid = spmv_grid(static_cast<size_t>(c.rows) * 32, block);
+    if (!grid) return glc_fail(cudaErrorInvalidConfiguration, "glc_spmv(too many rows)");
+    return glc_launch(spmv_csr_vector<I, T>, "spmv_csr_vector", grid, block, c.stream, c.rows,
+                      c.indptr, c.indices, c.data, c.x, c.y);
+  }
+  const size_t items = static_cast<size_t>(c.rows + c.nnz);
+  const unsigned grid = spmv_grid(items / kMergeItems + 1, block);
+  if (!grid) return glc_fail(cudaErrorInvalidConfiguration, "glc_spmv(too many nonzeros)");
+  int code = glc_memset_async(c.y, 0, static_cast<size_t>(c.rows) * sizeof(T), c.stream);
+  if (code) return code;
+  return glc_launch(spmv_csr_merge_path<I, T>, "spmv_csr_merge_path", grid, block, c.stream, c.rows,
+                    c.nnz, c.indptr, c.indices, c.data, c.x, c.y);
+}
+
+namespace {
+
+template <typename I, typename T>
+int run(int variant, int block, const glc_csr *a, const void *x, void *y, cudaStream_t stream) {
+  const SpmvCall<I, T> c = {static_cast<long long>(a->rows),
+                            static_cast<long long>(a->cols),
+                            static_cast<long long>(a->nnz),
+                            static_cast<long long>(a->max_row),
+                            static_cast<const I *>(a->indptr),
+                            static_cast<const I *>(a->indices),
+                            static_cast<const T *>(a->data),
+                            static_cast<const T *>(x),
+                            static_cast<T *>(y),
+                            block,
+                            stream};
+  if (variant <= GLC_SPMV_CSR_MERGE_PATH) return spmv_csr_family<I, T>(variant, c);
+  return spmv_format_family<I, T>(variant, c);
+}
+
+template <typename I>
+int run_index(int variant, int block, const glc_csr *a, const void *x, void *y,
+              cudaStream_t stream) {
+  return a->dtype == GLC_F64 ? run<I, double>(variant, block, a, x, y, stream)
+                             : run<I, float>(variant, block, a, x, y, stream);
+}
+
+}  // namespace
+
+// The checks glc_spmv and glc_spmm share: the matrix's dtypes and sizes, the block, and the
+// alignment of its arrays (where it has entries). names: "glc_spmv(a)" and the like, per entry.
+int sparse_check(const SparseNames &names, const glc_csr *a, int *block) {
+  if (a == nullptr) return glc_fail(cudaErrorInvalidValue, names.a);
+  if (a->dtype != GLC_F32 && a->dtype != GLC_F64)
+    return glc_fail(cudaErrorInvalidValue, names.dtype);
+  if (a->index_dtype != GLC_I32 && a->index_dtype != GLC_I64)
+    return glc_fail(cudaErrorInvalidValue, names.index_dtype);
+  if (*block == 0) *block = 256;
+  if (*block < 32 || *block > 1024 || (*block & (*block - 1)) != 0)
+    return glc_fail(cudaErrorInvalidValue, names.block);
+  const size_t index_bytes = a->index_dtype == GLC_I64 ? 8 : 4;
+  if (index_bytes == 4 && (a->nnz > INT_MAX || a->rows >= INT_MAX || a->cols > INT_MAX))
+    return glc_fail(cudaErrorInvalidValue, names.int32);
+  if (a->max_row > a->nnz || (a->nnz && (a->rows == 0 || a->cols == 0)))
+    return glc_fail(cudaErrorInvalidValue, names.sizes);
+  if (a->nnz && !glc_all_aligned(index_bytes, a->indptr, a->indices))
+    return glc_fail(cudaErrorInvalidValue, names.index_arrays);
+  if (a->nnz && !glc_all_aligned(a->dtype == GLC_F64 ? 8 : 4, a->data))
+    return glc_fail(cudaErrorInvalidValue, names.data);
+  return cudaSuccess;
+}
+
+extern "C" int glc_spmv(int variant, int block, const glc_csr *a, const void *x, void *y,
+                        glc_stream stream) {
+  switch (variant) {
+    case GLC_SPMV_CSR_SCALAR:
+    case GLC_SPMV_CSR_VECTOR:
+    case GLC_SPMV_CSR_MERGE_PATH:
+    case GLC_SPMV_ELL_COLUMN_MAJOR:
+    case GLC_SPMV_ELL_ROW_MAJOR:
+    case GLC_SPMV_SELL:
+    case GLC_SPMV_COO:
+    case GLC_SPMV_CUSPARSE:
+      break;
+    default:
+      return glc_fail(cudaErrorInvalidValue, "glc_spmv(variant)");
+  }
+  static const SparseNames names = {"glc_spmv(a)",
+                                    "glc_spmv(dtype)",
+                                    "glc_spmv(index_dtype)",
+                                    "glc_spmv(block)",
+                                    "glc_spmv(int32 indices past 2^31 - 1)",
+                                    "glc_spmv(a: sizes)",
+                                    "glc_spmv(a: index arrays)",
+                                    "glc_spmv(a.data)"};
+  int code = sparse_check(names, a, &block);
+  if (code || a->rows == 0) return code;
+  const size_t value_bytes = a->dtype == GLC_F64 ? 8 : 4;
+  if (!glc_all_aligned(value_bytes, y)) return glc_fail(cudaErrorInvalidValue, "glc_spmv(y)");
+  if (a->nnz == 0) return glc_memset_async(y, 0, a->rows * value_bytes, stream);
+  if (!glc_all_aligned(value_bytes, x)) return glc_fail(cudaErrorInvalidValue, "glc_spmv(x)");
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (variant == GLC_SPMV_CUSPARSE) return glc_cusparse_spmv(a, x, y, s);
+  return a->index_dtype == GLC_I64 ? run_index<long long>(variant, block, a, x, y, s)
+                                   : run_index<int>(variant, block, a, x, y, s);
+}

@@ -1,0 +1,52 @@
+// Internal to cuda/sparse/: what the SpMV families share -- the call in one struct, the
+// families' launchers (csr.cu, formats.cu, cusparse.cu) and the warp sum.
+#ifndef GPULAB_CUDA_SPARSE_KERNELS_CUH
+#define GPULAB_CUDA_SPARSE_KERNELS_CUH
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "cuda/core/errors.cuh"
+#include "cuda/core/launch.cuh"
+#include "sparse.h"
+
+// One SpMV on typed pointers: I the index type (int or long long), T the value type.
+template <typename I, typename T>
+struct SpmvCall {
+  long long rows, cols, nnz, max_row;
+  const I *indptr, *indices;
+  const T *data, *x;
+  T *y;
+  int block;
+  cudaStream_t stream;
+};
+
+// The grid of `threads` threads in blocks of `block`, or 0 when it would pass gridDim.x's limit.
+inline unsigned spmv_grid(size_t threads, int block) {
+  const size_t blocks = glc_blocks_to_cover(threads, block);
+  return blocks > glc_max_grid_x ? 0u : static_cast<unsigned>(blocks);
+}
+
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v) {
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// The failed-call names of one entry point's checks (sparse_check, csr.cu).
+struct SparseNames {
+  const char *a, *dtype, *index_dtype, *block, *int32, *sizes, *index_arrays, *data;
+};
+int sparse_check(const SparseNames &names, const glc_csr *a, int *block);
+
+template <typename I, typename T>
+int spmv_csr_family(int variant, const SpmvCall<I, T> &c);  // variants 0-2 (csr.cu)
+template <typename I, typename T>
+int spmv_format_family(int variant, const SpmvCall<I, T> &c);  // variants 3-6 (formats.cu)
+// spmv variant 7 and spmm variant 2 (cusparse.cu): cusparseSpMV and cusparseSpMM (row-major B
+// and C of k columns) on the CSR arrays as given; index_dtype and dtype as in glc_csr.
+int glc_cusparse_spmv(const glc_csr *a, const void *x, void *y, cudaStream_t stream);
+int glc_cusparse_spmm(const glc_csr *a, size_t k, const void *b, void *c, cudaStream_t stream);
+
+#endif

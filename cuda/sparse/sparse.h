@@ -1,0 +1,64 @@
+/* The sparse lab's C ABI (LABS.md section 9, issue 14): y = A x for a CSR matrix A, by the
+ * ladder of formats S3 describes (CSR, ELL, SELL-C-sigma, COO) and cuSPARSE. Operands in device
+ * memory; every function returns a CUDA error code, as cuda/core/gpulab_core.h says. The variant
+ * ids below are shared by the ladder (csrc/labs/sparse/variants.c), the dispatch (spmv.cu) and
+ * the CPU variants; tests/labs/test_sparse.py pins them. */
+#ifndef GPULAB_CUDA_SPARSE_H
+#define GPULAB_CUDA_SPARSE_H
+
+#include <stddef.h>
+
+#include "cuda/core/gpulab_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum glc_spmv_variant {
+  GLC_SPMV_CSR_SCALAR = 0,       /* S3: one thread per row */
+  GLC_SPMV_CSR_VECTOR = 1,       /* one warp per row, shuffle reduction */
+  GLC_SPMV_CSR_MERGE_PATH = 2,   /* equal shares of rows + nonzeros per thread (merge path) */
+  GLC_SPMV_ELL_COLUMN_MAJOR = 3, /* ELL built in the call, slot k of row i at k * rows + i */
+  GLC_SPMV_ELL_ROW_MAJOR = 4,    /* S3's ELL: slot k of row i at i * width + k */
+  GLC_SPMV_SELL = 5,             /* SELL-C-sigma, C = 32, sigma = 256, built in the call */
+  GLC_SPMV_COO = 6,              /* COO row indices built in the call, warp segmented reduction */
+  GLC_SPMV_CUSPARSE = 7,         /* cusparseSpMV (generic API), libcusparse loaded on first use */
+  /* CPU ladder */
+  GLC_SPMV_CPU_SERIAL = 100,
+  GLC_SPMV_CPU_OPENMP = 101
+};
+
+enum glc_spmm_variant {
+  GLC_SPMM_ROW_PER_BLOCK = 0,  /* S3: a block per row of A, its threads over B's columns */
+  GLC_SPMM_REGISTER_TILED = 1, /* a thread per 4 columns of a row of C, held in registers */
+  GLC_SPMM_CUSPARSE = 2,       /* cusparseSpMM (generic API, row-major B and C) */
+  /* CPU ladder */
+  GLC_SPMM_CPU_SERIAL = 100,
+  GLC_SPMM_CPU_OPENMP = 101
+};
+
+/* A CSR matrix in device memory (host memory for the CPU variants): rows + 1 offsets in indptr,
+ * nnz column indices and values. index_dtype GLC_I32 or GLC_I64 (indptr and indices share it;
+ * int64 where nnz passes 2^31 - 1); dtype GLC_F32 or GLC_F64. max_row: the longest row's
+ * nonzeros (the ELL width), which the caller knows from indptr. Columns within a row may be
+ * unsorted or repeated: every variant sums what it is given. */
+typedef struct {
+  size_t rows, cols, nnz, max_row;
+  int index_dtype, dtype;
+  const void *indptr, *indices, *data;
+} glc_csr;
+
+/* y[rows] = A x[cols]. block: threads per block (0: the variant's default; ignored by 7). */
+GLC_API int glc_spmv(int variant, int block, const glc_csr *a, const void *x, void *y,
+                     glc_stream stream);
+
+/* C[rows x k] = A B[cols x k], B and C dense, row-major and C-contiguous. block: threads per
+ * block (0: the variant's default; ignored by 2). */
+GLC_API int glc_spmm(int variant, int block, const glc_csr *a, size_t k, const void *b, void *c,
+                     glc_stream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -117,13 +117,15 @@ const gl_ladder gl_ladder_scan = {.op = "scan",
                                   .modes = scan_modes,
                                   .mode_arg = "op"};
 
-/* compact and nonzero share their kernels; only what is written differs. */
-static const gl_variant compact_variants[] = {
+/* compact and nonzero share their kernels and so their ladder; only what is written differs
+ * (the kept elements, or their indices). */
+static const gl_variant select_variants[] = {
     {.id = GLC_COMPACT_THREE_PASS,
      .name = "three_pass",
      .backend = GL_BACKEND_CUDA,
      .summary = "Flags, scan, scatter: count each tile's kept elements, scan the counts in one "
-                "block, scatter the kept elements from each tile's offset.",
+                "block, scatter the kept elements (compact) or their indices (nonzero) from each "
+                "tile's offset.",
      .seed = "S3 5.3",
      .kernels = "count_tiles blelloch_one_block scatter_tiles",
      .dtypes = SCAN_DTYPES,
@@ -132,43 +134,7 @@ static const gl_variant compact_variants[] = {
      .name = "single_pass",
      .backend = GL_BACKEND_CUDA,
      .summary = "One pass: each tile's offset from a decoupled look-back over the tiles' counts; "
-                "the kept elements written at once.",
-     .seed = "Merrill & Garland 2016",
-     .kernels = "compact_lookback",
-     .dtypes = SCAN_DTYPES,
-     .flags = GL_BEST | GL_DETERMINISTIC},
-    {.id = GLC_COMPACT_CUB,
-     .name = "cub",
-     .backend = GL_BACKEND_CUDA,
-     .summary = "CUB's DeviceSelect: the reference.",
-     .seed = "CCCL/CUB",
-     .kernels = "cub_select",
-     .library = "CUB DeviceSelect::Flagged, DeviceSelect::If",
-     .dtypes = SCAN_DTYPES},
-    {.id = 100,
-     .name = "serial",
-     .backend = GL_BACKEND_CPU,
-     .summary = "One loop, in order.",
-     .seed = "-",
-     .dtypes = SCAN_DTYPES,
-     .flags = GL_BEST | GL_DETERMINISTIC},
-};
-
-static const gl_variant nonzero_variants[] = {
-    {.id = GLC_COMPACT_THREE_PASS,
-     .name = "three_pass",
-     .backend = GL_BACKEND_CUDA,
-     .summary = "Flags, scan, scatter: count each tile's kept elements, scan the counts in one "
-                "block, scatter their indices from each tile's offset.",
-     .seed = "S3 5.3",
-     .kernels = "count_tiles blelloch_one_block scatter_tiles",
-     .dtypes = SCAN_DTYPES,
-     .flags = GL_DETERMINISTIC},
-    {.id = GLC_COMPACT_SINGLE_PASS,
-     .name = "single_pass",
-     .backend = GL_BACKEND_CUDA,
-     .summary = "One pass: each tile's offset from a decoupled look-back over the tiles' counts; "
-                "their indices written at once.",
+                "the kept elements (compact) or their indices (nonzero) written at once.",
      .seed = "Merrill & Garland 2016",
      .kernels = "compact_lookback",
      .dtypes = SCAN_DTYPES,
@@ -191,6 +157,6 @@ static const gl_variant nonzero_variants[] = {
 };
 
 const gl_ladder gl_ladder_compact = {
-    .op = "compact", .variants = compact_variants, .count = GL_COUNT_OF(compact_variants)};
+    .op = "compact", .variants = select_variants, .count = GL_COUNT_OF(select_variants)};
 const gl_ladder gl_ladder_nonzero = {
-    .op = "nonzero", .variants = nonzero_variants, .count = GL_COUNT_OF(nonzero_variants)};
+    .op = "nonzero", .variants = select_variants, .count = GL_COUNT_OF(select_variants)};

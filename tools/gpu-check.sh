@@ -60,6 +60,10 @@ show() { # name: the step's verdict and the end of its log
 sanitizer_options() { # tool
   # memcheck: room after every allocation, so that an overrun can't land in a neighbour.
   [ "$1" = memcheck ] && echo "--padding 512"
+  # racecheck: cuSPARSE's csrmv_v3_kernel reports shared-memory write-write hazards inside
+  # NVIDIA's own code (gpu_logs/issue10_14_wave/); we cannot change it, and our kernels stay
+  # in. memcheck, initcheck and synccheck still run over cuSPARSE.
+  [ "$1" = racecheck ] && echo "--kernel-name-exclude kns=cusparse"
 }
 
 driver_options() { # tool

@@ -73,7 +73,7 @@ class CSR:
             raise TypeError("CSR takes a sparse matrix or (indptr, indices, data[, shape]), got "
                             f"{len(args)} arguments")
         self._device = None
-        self._stats = None
+        self._stats = self._max_row = None
 
     # ---- construction
 
@@ -213,8 +213,12 @@ class CSR:
 
     @property
     def max_row(self):
-        lengths = self.row_lengths()
-        return int(lengths.max()) if lengths.size else 0
+        # every spmv call passes it: kept, since a max over the rows costs milliseconds at 2^24
+        # rows, which the events around the call would count (benchmarks/NOTES.md)
+        if self._max_row is None:
+            lengths = self.row_lengths()
+            self._max_row = int(lengths.max()) if lengths.size else 0
+        return self._max_row
 
     def astype(self, dtype):
         """This matrix with its values in dtype (float32 or float64), the same index arrays;
@@ -240,7 +244,8 @@ class CSR:
             d = CSR.__new__(CSR)
             d.indptr, d.indices, d.data = (to_device(a, stream=stream)
                                            for a in (self.indptr, self.indices, self.data))
-            d.shape, d._device, d._stats = self.shape, None, self._stats
+            d.shape, d._device = self.shape, None
+            d._stats, d._max_row = self._stats, self._max_row
             self._device = d
         return self._device
 

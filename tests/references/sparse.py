@@ -167,6 +167,8 @@ def cg_bound(A, k, dtype):
 def cg_condition(A):
     """A bound on the 2-norm condition number of a symmetric A from Gershgorin's discs (large
     when a disc reaches zero)."""
+    if A.shape[0] == 0:
+        return 1.0
     m = scipy_csr(A.indptr, A.indices, A.data, A.shape)
     d = m.diagonal()
     off = np.asarray(abs(m).sum(axis=1)).reshape(-1) - np.abs(d)

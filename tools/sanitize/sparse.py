@@ -93,14 +93,14 @@ def cg_calls(args, rng):
                     b = rng.standard_normal(n).astype(dtype)
                     x0 = rng.standard_normal(n).astype(dtype)
                     for M in (None, "jacobi"):
-                        for start in (None, x0):
+                        for first in (None, x0):
                             for rtol, maxiter in ((0.0, 3), (1e-4, None)):
                                 for block in blocks:
-                                    kw = dict(x0=start, rtol=rtol, maxiter=maxiter, M=M,
+                                    kw = dict(x0=first, rtol=rtol, maxiter=maxiter, M=M,
                                               variant=v.id, block=block)
                                     dev = gl.cg(A.to_device(), gl.to_device(b),
-                                                **{**kw, "x0": None if start is None
-                                                   else gl.to_device(start)})
+                                                **{**kw, "x0": None if first is None
+                                                   else gl.to_device(first)})
                                     settle()
                                     runs = [("device", dev._replace(x=dev.x.get()))]
                                     if args.inputs == "both":
@@ -108,7 +108,7 @@ def cg_calls(args, rng):
                                         settle()
                                     for where, got in runs:
                                         try:
-                                            ref.check_cg(got, A, b, start, rtol, 0.0, maxiter, M)
+                                            ref.check_cg(got, A, b, first, rtol, 0.0, maxiter, M)
                                         except AssertionError as e:
                                             sys.exit(f"mismatch: cg {v.name} {where} {A} {kw}: "
                                                      f"{e}")

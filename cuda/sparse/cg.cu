@@ -498,6 +498,7 @@ class CgSolve {
     }
     record(s);
     res_->converged = s.done == 1;
+    res_->breakdown = s.done == 2;  // the pipelined start's u.Au
     return cudaSuccess;
   }
 

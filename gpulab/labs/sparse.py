@@ -539,7 +539,8 @@ class CgResult(NamedTuple):
     check_every-th iteration and at the last; converged: ||r|| <= max(rtol ||b||, atol);
     breakdown: p.Ap was zero or not finite (A not positive definite), which stopped the solve;
     phases: with phases=True, the milliseconds spent in the operator, the reductions and the
-    vector updates, summed over the iterations (None otherwise)."""
+    vector updates, summed over the iterations (None otherwise; zeros from the CPU variant,
+    which does not time its phases)."""
     x: object
     iterations: int
     residuals: np.ndarray

@@ -23,6 +23,7 @@ product. scipy is optional: only CSR(scipy matrix) and the tests
 import it.
 """
 
+import operator
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -562,8 +563,36 @@ def cg_iteration_bytes(A, jacobi=False):
     return spmv_bytes(A) + v * n * (8 + (3 if jacobi else 0))
 
 
+_CG_INT_MAX = 2**62
+
+
+def _cg_int(name, value, minimum):
+    """value as an int in minimum..2^62 (TypeError for a non-integer, ValueError out of range)."""
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}") from None
+    if not minimum <= value <= _CG_INT_MAX:
+        raise ValueError(f"{name} must lie in {minimum}..2^62, got {value}")
+    return value
+
+
+def _cg_tolerance(name, value):
+    """value as a float >= 0 (TypeError for a non-number, ValueError for a negative, NaN or
+    overflowing one)."""
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} is too large for a float64") from None
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}") from None
+    if not value >= 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return value
+
+
 def _cg_maxiter(A, maxiter):
-    return 10 * _as_csr(A).shape[0] if maxiter is None else int(maxiter)
+    return 10 * _as_csr(A).shape[0] if maxiter is None else _cg_int("maxiter", maxiter, 0)
 
 
 def _cg_cost(A, b, x0=None, rtol=1e-5, atol=0.0, maxiter=None, M="jacobi", **_):
@@ -629,13 +658,11 @@ def cg(A, b, x0=None, rtol=1e-5, atol=0.0, maxiter=None, M="jacobi", variant=Non
     A = _as_csr(A)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"A must be square for cg, got {A.shape[0]} x {A.shape[1]}")
-    if M not in ("jacobi", None):
+    if not (M is None or (isinstance(M, str) and M == "jacobi")):
         raise ValueError(f"M must be 'jacobi' or None, got {M!r}")
     k = _cg_maxiter(A, maxiter)
-    if k < 0:
-        raise ValueError(f"maxiter must be >= 0, got {k}")
-    if int(check_every) < 1:
-        raise ValueError(f"check_every must be >= 1, got {check_every}")
+    check_every = _cg_int("check_every", check_every, 1)
+    rtol, atol = _cg_tolerance("rtol", rtol), _cg_tolerance("atol", atol)
     device = _is_device(b)
     if device and not A.on_device:
         A = A.to_device(stream=stream)
@@ -644,6 +671,6 @@ def cg(A, b, x0=None, rtol=1e-5, atol=0.0, maxiter=None, M="jacobi", variant=Non
               else np.empty(0, dtype=A.dtype))
     x, residuals, iterations, converged, breakdown, ms = _core.cg(
         A.data, A.indices, A.indptr, b, x0, variant, stream, A.shape[1], A.max_row, block,
-        float(rtol), float(atol), k, int(check_every), M == "jacobi", bool(phases))
+        rtol, atol, k, check_every, M == "jacobi", bool(phases))
     return CgResult(x, int(iterations), residuals, bool(converged), bool(breakdown),
                     dict(zip(PHASES, ms)) if ms is not None else None)

@@ -192,7 +192,8 @@ def test_zero_diagonal_on_the_device(v):
 @pytest.mark.gpu
 def test_variants_agree_on_poisson():
     """On the 2D Poisson problem (condition number ~ 10^3) every variant converges within 2
-    iterations of the float64 reference, float64 and float32."""
+    iterations of the float64 reference in float64, and within 10% of them in float32 (whose
+    rounding delays CG's convergence by a few iterations at this condition number)."""
     A = gl.sparse.poisson2d(48)
     b = np.random.default_rng(3).standard_normal(A.shape[0])
     _, k_ref, _ = ref.cg_reference(A, b, rtol=1e-6)
@@ -200,5 +201,6 @@ def test_variants_agree_on_poisson():
         Ad = A.astype(dtype)
         for v in gl.variants("cg"):
             res = gl.cg(Ad, b.astype(dtype), rtol=1e-6, variant=v.id)
-            assert res.converged and abs(res.iterations - k_ref) <= 2 + (dtype == np.float32) * 4, \
+            slack = 2 if dtype == np.float64 else max(6, k_ref // 10)
+            assert res.converged and abs(res.iterations - k_ref) <= slack, \
                 (v.name, np.dtype(dtype), res.iterations, k_ref)

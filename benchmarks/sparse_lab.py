@@ -15,8 +15,16 @@ matrix. GPU times are CUDA events on device arrays (gl.bench), L2 flushed before
 repetition.
 
 SpMM: B of 8 and 32 columns (row-major), on both matrices, every CUDA variant; its byte model
-(gl.sparse.spmm_bytes) reads A once, B once and writes C once. CG is not in this lab yet (a
-later task).
+(gl.sparse.spmm_bytes) reads A once, B once and writes C once.
+
+CG: the 5-point Laplacian of 4096 x 4096 in float64 (the anchor's problem), every CUDA variant with
+and without Jacobi and cupyx.scipy.sparse.linalg.cg (Jacobi as a LinearOperator) in the same run:
+rtol = 0 and maxiter fixed (200; 20 with --quick), so every solver runs the same iterations, and
+the time per iteration is the whole call's wall time over its iterations (the median of --repeat
+calls; setup included, 1-2 iterations' worth). GB/s under gl.sparse.cg_iteration_bytes. Then one
+call per variant with phases=True: the operator / reductions / updates split per iteration (those
+calls end each iteration with a host wait, so their total is not the untimed one). The target:
+the best variant <= 0.5x cupy's time per iteration, with x within rounding of cupy's.
 
     python benchmarks/sparse_lab.py [--repeat 10] [--quick]
 """
@@ -73,10 +81,84 @@ def spmm_ladder(name, A, repeat):
     return rows
 
 
+def wall_ms(call, repeat):
+    """Median wall milliseconds of call() (which returns when the work is done) over repeat
+    calls, after one warm-up."""
+    import time
+    call()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - t) * 1e3)
+    return float(np.median(times))
+
+
+def cupy_cg(A, b, iterations, jacobi):
+    """A zero-argument call of cupyx.scipy.sparse.linalg.cg on A's device arrays (rtol = 0,
+    `iterations` iterations) that returns x once the device is done; None without CuPy."""
+    try:
+        import cupy
+        import cupyx.scipy.sparse.linalg as csl
+    except ImportError:
+        return None
+    m = gl.sparse._cupy_matrix(A)
+    cb = cupy.asarray(b)
+    pre = None
+    if jacobi:
+        inv = 1.0 / m.diagonal()
+        pre = csl.LinearOperator(m.shape, matvec=lambda v: inv * v, dtype=m.dtype)
+    try:
+        csl.cg(m, cb, rtol=0.0, atol=0.0, maxiter=1, M=pre)
+        kw = {"rtol": 0.0}
+    except TypeError:
+        kw = {"tol": 0.0}
+
+    def call():
+        x, _ = csl.cg(m, cb, atol=0.0, maxiter=iterations, M=pre, **kw)
+        cupy.cuda.get_current_stream().synchronize()
+        return x
+    return call
+
+
+def cg_ladder(A, iterations, repeat):
+    rng = np.random.default_rng(5)
+    dA = A.to_device()
+    b_host = rng.standard_normal(A.shape[0]).astype(A.dtype)
+    b = gl.to_device(b_host)
+    rows = []
+    for M in (None, "jacobi"):
+        per_iteration_bytes = gl.sparse.cg_iteration_bytes(A, M == "jacobi")
+        peer = cupy_cg(A, b_host, iterations, M == "jacobi")
+        peer_ms = wall_ms(peer, repeat) / iterations if peer else None
+        x_peer = peer().get() if peer else None
+        for v in gl.variants("cg"):
+            if v.backend != "cuda":
+                continue
+            res = gl.cg(dA, b, rtol=0.0, maxiter=iterations, M=M, variant=v.id)
+            assert res.iterations == iterations, (v.name, res.iterations)
+            ms = wall_ms(lambda: gl.cg(dA, b, rtol=0.0, maxiter=iterations, M=M,
+                                       variant=v.id), repeat) / iterations
+            timed = gl.cg(dA, b, rtol=0.0, maxiter=iterations, M=M, variant=v.id, phases=True)
+            x = res.x.get()
+            diff = (float(np.linalg.norm(x - x_peer) / np.linalg.norm(x_peer))
+                    if x_peer is not None else None)
+            rows.append({"M": M or "none", "variant": v.name, "id": v.id,
+                         "ms_per_iteration": ms, "gbps": per_iteration_bytes / ms / 1e6,
+                         "bytes_per_iteration": per_iteration_bytes,
+                         "phases_ms_per_iteration": {k: t / iterations
+                                                     for k, t in timed.phases.items()},
+                         "residual": float(res.residuals[-1]),
+                         "cupy_ms_per_iteration": peer_ms,
+                         "over_cupy": peer_ms / ms if peer_ms else None,
+                         "x_rel_diff_vs_cupy": diff})
+    return rows
+
+
 def summarize(results):
     out = {}
     for name, res in results.items():
-        if name == "spmm":
+        if name in ("spmm", "cg"):
             continue
         by = {r["variant"]: r for r in res["ladder"]}
         ref = by.get("cusparse")
@@ -109,7 +191,18 @@ def main():
     results["spmm"] = [row for name, A in matrices.items()
                        for row in spmm_ladder(name, A, args.repeat)]
     print(gl.Table(results["spmm"]))
+    n = 256 if args.quick else 4096
+    iterations = 20 if args.quick else 200
+    settings.update(cg_n=n, cg_iterations=iterations, cg_dtype="float64")
+    results["cg"] = cg_ladder(gl.sparse.poisson2d(n), iterations, args.repeat)
+    print(gl.Table([{k: v for k, v in r.items() if k != "phases_ms_per_iteration"}
+                    for r in results["cg"]]))
     summary = summarize(results)
+    if results.get("cg"):
+        best = min(results["cg"], key=lambda r: r["ms_per_iteration"])
+        summary["cg"] = {"best": f"{best['variant']} M={best['M']}",
+                         "best_ms_per_iteration": best["ms_per_iteration"],
+                         "best_over_cupy": best["over_cupy"]}
     print(summary)
     save("sparse_lab", settings, {"copy_gbps": ceilings["copy_gbps"], "summary": summary,
                                   **results})

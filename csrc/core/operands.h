@@ -16,7 +16,7 @@
 #include "py.h"
 #include "registry.h"
 
-#define GL_OPERANDS_MAX 4
+#define GL_OPERANDS_MAX 5
 
 typedef struct {
   const char *name; /* the argument's name in messages */

@@ -6,6 +6,7 @@
 #include <climits>
 
 #include "kernels.cuh"
+#include "merge_path.cuh"
 
 namespace {
 
@@ -36,51 +37,19 @@ __global__ void spmv_csr_vector(long long rows, const I *indptr, const I *indice
   if (lane == 0) y[row] = sum;
 }
 
-constexpr int kMergeItems = 8;  // merge-path items (row ends + nonzeros) per thread
-
-// Merge path (Merrill and Garland): the rows' ends (indptr[1..rows]) and the nonzeros 0..nnz-1
-// are merged into one path of rows + nnz items, cut into equal shares; each thread finds where
-// its share starts by a binary search along its diagonal, so every thread does the same work
-// whatever the row lengths. A row a thread both starts and ends is stored; a row cut by a
+// Merge path (merge_path.cuh): equal shares of rows plus nonzeros per thread; a row cut by a
 // share's edge is added with atomicAdd into y, which the launcher zeroes first.
 template <typename I, typename T>
 __global__ void spmv_csr_merge_path(long long rows, long long nnz, const I *indptr,
                                     const I *indices, const T *data, const T *x, T *y) {
-  const long long items = rows + nnz;
   const long long thread = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
-  const long long begin = thread * kMergeItems;
-  if (begin >= items) return;
-  const long long end = begin + kMergeItems < items ? begin + kMergeItems : items;
-  // The diagonal's crossing: the most rows i (with j = begin - i nonzeros) such that row ends
-  // before nonzero j's position come first in the merge (ties: the row end first).
-  long long lo = begin > nnz ? begin - nnz : 0, hi = begin < rows ? begin : rows;
-  while (lo < hi) {
-    const long long mid = (lo + hi) / 2;
-    if (static_cast<long long>(indptr[mid + 1]) <= begin - 1 - mid)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  long long i = lo, j = begin - lo;
-  const long long first_row = i;
-  const bool first_started_here = i < rows && static_cast<long long>(indptr[i]) == j;
-  long long row_begin = j;  // where this thread's part of row i started
-  T sum = 0;
-  for (long long item = begin; item < end; item++) {
-    if (i < rows && static_cast<long long>(indptr[i + 1]) <= j) {  // row i ends here
-      if (i == first_row && !first_started_here)
-        atomicAdd(&y[i], sum);
-      else
-        y[i] = sum;
-      sum = 0;
-      i++;
-      row_begin = j;
-    } else {
-      sum += data[j] * x[indices[j]];
-      j++;
-    }
-  }
-  if (i < rows && j > row_begin) atomicAdd(&y[i], sum);  // a row this share left unfinished
+  merge_path_share(thread, rows, nnz, indptr, indices, data, x,
+                   [&](long long i, T sum, bool whole) {
+                     if (whole)
+                       y[i] = sum;
+                     else
+                       atomicAdd(&y[i], sum);
+                   });
 }
 
 }  // namespace
@@ -108,6 +77,12 @@ int spmv_csr_family(int variant, const SpmvCall<I, T> &c) {
   return glc_launch(spmv_csr_merge_path<I, T>, "spmv_csr_merge_path", grid, block, c.stream, c.rows,
                     c.nnz, c.indptr, c.indices, c.data, c.x, c.y);
 }
+
+// cg.cu's variant 0 and its A x0 call the merge path through this family.
+template int spmv_csr_family<int, float>(int, const SpmvCall<int, float> &);
+template int spmv_csr_family<int, double>(int, const SpmvCall<int, double> &);
+template int spmv_csr_family<long long, float>(int, const SpmvCall<long long, float> &);
+template int spmv_csr_family<long long, double>(int, const SpmvCall<long long, double> &);
 
 namespace {
 

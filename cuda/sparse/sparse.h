@@ -1,8 +1,8 @@
 /* The sparse lab's C ABI (LABS.md section 9, issue 14): y = A x for a CSR matrix A, by the
  * ladder of formats S3 describes (CSR, ELL, SELL-C-sigma, COO) and cuSPARSE. Operands in device
  * memory; every function returns a CUDA error code, as cuda/core/gpulab_core.h says. The variant
- * ids below are shared by the ladder (csrc/labs/sparse/variants.c), the dispatch (spmv.cu) and
- * the CPU variants; tests/labs/test_sparse.py pins them. */
+ * ids below are shared by the ladder (csrc/labs/sparse/variants.c), the dispatch (csr.cu, spmm.cu,
+ * cg.cu) and the CPU variants; tests/labs/test_sparse.py pins them. */
 #ifndef GPULAB_CUDA_SPARSE_H
 #define GPULAB_CUDA_SPARSE_H
 
@@ -37,6 +37,15 @@ enum glc_spmm_variant {
   GLC_SPMM_CPU_OPENMP = 101
 };
 
+enum glc_cg_variant {
+  GLC_CG_TEXTBOOK = 0,       /* S3 11.5's baseline: a kernel per operation, scalars on the host */
+  GLC_CG_DEVICE_SCALARS = 1, /* the same kernels reading alpha and beta from device memory */
+  GLC_CG_FUSED = 2,          /* x, r (and z) in one pass with both dots; SpMV fused with p.Ap */
+  GLC_CG_PIPELINED = 3,      /* Chronopoulos-Gear: one reduction point per iteration */
+  /* CPU ladder */
+  GLC_CG_CPU_SERIAL = 100
+};
+
 /* A CSR matrix in device memory (host memory for the CPU variants): rows + 1 offsets in indptr,
  * nnz column indices and values. index_dtype GLC_I32 or GLC_I64 (indptr and indices share it;
  * int64 where nnz passes 2^31 - 1); dtype GLC_F32 or GLC_F64. max_row: the longest row's
@@ -56,6 +65,36 @@ GLC_API int glc_spmv(int variant, int block, const glc_csr *a, const void *x, vo
  * block (0: the variant's default; ignored by 2). */
 GLC_API int glc_spmm(int variant, int block, const glc_csr *a, size_t k, const void *b, void *c,
                      glc_stream stream);
+
+/* Conjugate gradients on A x = b (A square, symmetric positive definite), optionally with the
+ * Jacobi preconditioner M = diag(A). It stops once ||r||_2 <= max(rtol ||b||_2, atol), tested
+ * after every iteration on the device (or the host, variant 0), or after maxiter iterations. */
+typedef struct {
+  double rtol, atol;
+  long long maxiter;
+  long long check_every; /* the host learns ||r|| every check_every iterations (>= 1) */
+  int jacobi;            /* 1: M = diag(A) */
+  int phases;            /* 1: time each phase with events (a host wait per iteration) */
+} glc_cg_options;
+
+/* What a solve reports. residuals (the caller's host array of capacity >= maxiter /
+ * check_every + 2 entries) receives ||r||_2 at iteration 0, at every check_every-th iteration
+ * and at the last one; count says how many. phase_ms: operator, reductions and vector updates
+ * (zeros unless options.phases). zero_diagonal_row: -1, or a row whose diagonal is zero (with
+ * jacobi, found before any iteration; x is then left unsolved). breakdown: p.Ap was zero or not
+ * finite, which stops the solve unconverged. */
+typedef struct {
+  double *residuals;
+  size_t capacity, count;
+  long long iterations, zero_diagonal_row;
+  int converged, breakdown;
+  double phase_ms[3];
+} glc_cg_result;
+
+/* Solves A x = b: x[rows] from x0[rows] (NULL: zeros). b, x0 and x in device memory, a->rows ==
+ * a->cols. block: threads per block (0: 256). Synchronizes the stream before it returns. */
+GLC_API int glc_cg(int variant, int block, const glc_csr *a, const void *b, const void *x0, void *x,
+                   const glc_cg_options *options, glc_cg_result *result, glc_stream stream);
 
 #ifdef __cplusplus
 }

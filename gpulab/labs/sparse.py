@@ -7,6 +7,7 @@ row-major B; the format advice of S3 section 11.3; and the test matrices, all ma
     A = gl.CSR(cupy_csr_matrix)              # CuPy's arrays on the device, not copied
     y = gl.spmv(A, x)                        # NumPy in, NumPy out; device x: DeviceArray out
     C = gl.spmm(A, B)                        # B dense, row-major (cols x k)
+    res = gl.cg(A, b, M="jacobi")            # conjugate gradients: res.x, res.iterations, ...
     gl.sparse_format_advice(A)               # row statistics and the format S3's rule picks
     gl.sparse.poisson2d(64), gl.sparse.poisson3d(16), gl.sparse.banded(1000, (-2, 0, 3)),
     gl.sparse.powerlaw(10000, 12, seed=0)
@@ -22,13 +23,16 @@ product. scipy is optional: only CSR(scipy matrix) and the tests
 import it.
 """
 
+import operator
+from typing import NamedTuple, Optional
+
 import numpy as np
 
 from .. import _core
 from .. import peers as _peers
 from .._op import Cost, op
 
-EXPORTS = ("CSR", "spmv", "spmm", "sparse_format_advice")
+EXPORTS = ("CSR", "spmv", "spmm", "cg", "CgResult", "sparse_format_advice")
 
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _VALUE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -285,13 +289,13 @@ def _from_coo(rows, cols, vals, shape, dtype):
                shape=shape)
 
 
-def _stencil(n, dims, dtype):
-    """The (2 dims + 1)-point Laplacian of an n^dims grid, Dirichlet boundaries: 2 dims on the
-    diagonal, -1 for each neighbour inside the grid."""
+def _stencil(n, dims, dtype, shift=0.0):
+    """The (2 dims + 1)-point Laplacian of an n^dims grid, Dirichlet boundaries: 2 dims + shift
+    on the diagonal, -1 for each neighbour inside the grid."""
     size = n ** dims
     idx = np.arange(size, dtype=np.int64)
     coords = np.unravel_index(idx, (n,) * dims)
-    rows, cols, vals = [idx], [idx], [np.full(size, 2.0 * dims)]
+    rows, cols, vals = [idx], [idx], [np.full(size, 2.0 * dims + shift)]
     stride = 1
     for axis in reversed(range(dims)):
         c = coords[axis]
@@ -305,14 +309,17 @@ def _stencil(n, dims, dtype):
                      (size, size), dtype)
 
 
-def poisson2d(n, dtype=np.float64):
-    """The 5-point Laplacian of an n x n grid: n^2 rows, at most 5 nonzeros each."""
-    return _stencil(int(n), 2, dtype)
+def poisson2d(n, dtype=np.float64, shift=0.0):
+    """The 5-point Laplacian of an n x n grid: n^2 rows, at most 5 nonzeros each; shift is added
+    to the diagonal (A + shift I: symmetric positive definite, its condition number at most
+    (8 + shift) / shift for shift > 0)."""
+    return _stencil(int(n), 2, dtype, float(shift))
 
 
-def poisson3d(n, dtype=np.float64):
-    """The 7-point Laplacian of an n x n x n grid: n^3 rows, at most 7 nonzeros each."""
-    return _stencil(int(n), 3, dtype)
+def poisson3d(n, dtype=np.float64, shift=0.0):
+    """The 7-point Laplacian of an n x n x n grid: n^3 rows, at most 7 nonzeros each; shift is
+    added to the diagonal."""
+    return _stencil(int(n), 3, dtype, float(shift))
 
 
 def banded(n, offsets, dtype=np.float64, seed=0):
@@ -527,3 +534,148 @@ def spmm(A, B, variant=None, block=None, stream=None):
         A = A.to_device(stream=stream)
     return _core.spmm(A.data, A.indices, A.indptr, B, variant, stream, A.shape[1], A.max_row,
                       block)
+
+
+# ---------------------------------------------------------------- cg
+
+
+class CgResult(NamedTuple):
+    """What gl.cg returns. x: the solution (NumPy for NumPy b, a DeviceArray for a device b);
+    iterations: the iterations done; residuals: ||r||_2 (NumPy float64) at iteration 0, at every
+    check_every-th iteration and at the last; converged: ||r|| <= max(rtol ||b||, atol);
+    breakdown: p.Ap was zero or not finite (A not positive definite), which stopped the solve;
+    phases: with phases=True, the milliseconds spent in the operator, the reductions and the
+    vector updates, summed over the iterations (None otherwise; zeros from the CPU variant,
+    which does not time its phases)."""
+    x: object
+    iterations: int
+    residuals: np.ndarray
+    converged: bool
+    breakdown: bool
+    phases: Optional[dict]
+
+
+PHASES = ("operator", "reductions", "updates")
+
+
+def cg_iteration_bytes(A, jacobi=False):
+    """The bytes one CG iteration must move at least, under the byte model of benchmarks/NOTES.md
+    ("Sparse lab: cg"): the SpMV's (spmv_bytes), and 8 vector passes of n values -- x and r read
+    and written, p read twice and written once, Ap read once (p.Ap fused into the SpMV, r.r into
+    r's update) -- plus 3 with Jacobi (its inverse diagonal read, z written and read)."""
+    A = _as_csr(A)
+    n, v = A.shape[0], A.dtype.itemsize
+    return spmv_bytes(A) + v * n * (8 + (3 if jacobi else 0))
+
+
+_CG_INT_MAX = 2**62
+
+
+def _cg_int(name, value, minimum):
+    """value as an int in minimum..2^62 (TypeError for a non-integer, ValueError out of range)."""
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}") from None
+    if not minimum <= value <= _CG_INT_MAX:
+        raise ValueError(f"{name} must lie in {minimum}..2^62, got {value}")
+    return value
+
+
+def _cg_tolerance(name, value):
+    """value as a float >= 0 (TypeError for a non-number, ValueError for a negative, NaN or
+    overflowing one)."""
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} is too large for a float64") from None
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}") from None
+    if not value >= 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return value
+
+
+def _cg_maxiter(A, maxiter):
+    return 10 * _as_csr(A).shape[0] if maxiter is None else _cg_int("maxiter", maxiter, 0)
+
+
+def _cg_cost(A, b, x0=None, rtol=1e-5, atol=0.0, maxiter=None, M="jacobi", **_):
+    A = _as_csr(A)
+    k = _cg_maxiter(A, maxiter)
+    return Cost(bytes=k * cg_iteration_bytes(A, M == "jacobi"),
+                flops=k * (2 * A.nnz + 12 * A.shape[0]))
+
+
+# The example's iterations: rtol = atol = 0, so every variant runs all of them.
+CG_EXAMPLE_ITERATIONS = 12
+
+
+def _cg_example(n, rng):
+    """poisson2d(sqrt(n)) + 4 I in float32 (condition number at most 3) and a random b, with
+    rtol = atol = 0 and a fixed maxiter: each variant runs the same iterations."""
+    m = max(1, int(np.sqrt(n)))
+    A = poisson2d(m, dtype=np.float32, shift=4.0)
+    b = rng.standard_normal(A.shape[0]).astype(np.float32)
+    return A, b, None, 0.0, 0.0, CG_EXAMPLE_ITERATIONS
+
+
+def _cupy_cg(A, b, x0=None, rtol=1e-5, atol=0.0, maxiter=None, M="jacobi", **_):
+    """cupyx.scipy.sparse.linalg.cg on the same device arrays, with the Jacobi preconditioner as a
+    LinearOperator where M="jacobi"."""
+    import cupy
+    import cupyx.scipy.sparse.linalg as csl
+    m, cb = _cupy_matrix(A), _peers.as_peer("cupy", b)
+    k = _cg_maxiter(A, maxiter)
+    pre = None
+    if M == "jacobi":
+        inv = 1.0 / m.diagonal()
+        pre = csl.LinearOperator(m.shape, matvec=lambda v: inv * v, dtype=m.dtype)
+    try:  # CuPy 13 names the relative tolerance tol; later ones rtol
+        csl.cg(m, cb, rtol=rtol, atol=atol, maxiter=1, M=pre)
+        kw = {"rtol": rtol}
+    except TypeError:
+        kw = {"tol": rtol}
+    cupy.cuda.get_current_stream().synchronize()
+    return lambda: csl.cg(m, cb, atol=atol, maxiter=k, M=pre, **kw)
+
+
+@op("cg", cost=_cg_cost, size=lambda A, *a, **_: _as_csr(A).nnz, example=_cg_example,
+    demo_size={"gpu": 1 << 24, "cpu": 1 << 18}, peers={"cupy": _cupy_cg})
+def cg(A, b, x0=None, rtol=1e-5, atol=0.0, maxiter=None, M="jacobi", variant=None,
+       check_every=1, phases=False, block=None, stream=None):
+    """Conjugate gradients on A x = b for a symmetric positive definite sparse A (a CSR, or
+    anything CSR() takes; square) and b of A.shape[0] elements of A's dtype, from x0 (None:
+    zeros). Stops when ||r||_2 <= max(rtol ||b||_2, atol), as scipy.sparse.linalg.cg does, tested
+    after every iteration, or after maxiter iterations (None: 10 n, scipy's default). M:
+    "jacobi" (the preconditioner diag(A); a zero diagonal is a ValueError) or None. Returns a
+    CgResult (x, iterations, residuals, converged, breakdown, phases).
+
+    NumPy b (and a host A): x is NumPy. A device b: A's arrays go to the device (kept on A) and
+    x is a DeviceArray; the call returns when the solve is over (the stopping test needs the
+    device's residual). check_every: how often the residual norm comes back to the host (the
+    history's spacing; the device variants read it one check behind their launches). phases=True
+    times the operator, the reductions and the vector updates with CUDA events around their
+    launches: the events do not synchronize the phases, but each timed iteration ends with a
+    wait for its last event, so the total is slower than an untimed solve. `variant`: None (the
+    best where it runs), an id or a name from ``gl.variants("cg")``; `block`: threads per block
+    of the CUDA variants."""
+    A = _as_csr(A)
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"A must be square for cg, got {A.shape[0]} x {A.shape[1]}")
+    if not (M is None or (isinstance(M, str) and M == "jacobi")):
+        raise ValueError(f"M must be 'jacobi' or None, got {M!r}")
+    k = _cg_maxiter(A, maxiter)
+    check_every = _cg_int("check_every", check_every, 1)
+    rtol, atol = _cg_tolerance("rtol", rtol), _cg_tolerance("atol", atol)
+    device = _is_device(b)
+    if device and not A.on_device:
+        A = A.to_device(stream=stream)
+    if x0 is None:
+        x0 = (_core.empty(0, dtype=A.dtype, stream=stream) if device
+              else np.empty(0, dtype=A.dtype))
+    x, residuals, iterations, converged, breakdown, ms = _core.cg(
+        A.data, A.indices, A.indptr, b, x0, variant, stream, A.shape[1], A.max_row, block,
+        rtol, atol, k, check_every, M == "jacobi", bool(phases))
+    return CgResult(x, int(iterations), residuals, bool(converged), bool(breakdown),
+                    dict(zip(PHASES, ms)) if ms is not None else None)

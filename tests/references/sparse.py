@@ -118,4 +118,89 @@ def check_spmm(got, A, B):
     check_spmm_arrays(got, A.indptr, A.indices, A.data, A.shape, B, A.dtype)
 
 
-CHECKS = {"spmv": check_spmv, "spmm": check_spmm}
+def cg_reference(A, b, x0=None, rtol=1e-5, atol=0.0, maxiter=None, jacobi=False, check_every=1):
+    """The CG every variant runs (cuda/sparse/cg.cu's variant 0), in float64 NumPy on the stored
+    values of A: r0 = b - A x0, z = M^-1 r, p0 = z0; each iteration alpha = r.z / p.Ap, x += alpha
+    p, r -= alpha Ap, beta = r.z_new / r.z, p = z + beta p; it stops once ||r|| <= max(rtol ||b||,
+    atol), tested after every iteration. Returns (x, iterations, residuals: ||r|| at iteration
+    0, every check_every-th and the last)."""
+    m = scipy_csr(A.indptr, A.indices, A.data, A.shape)
+    b = np.asarray(b, np.float64)
+    n = b.size
+    maxiter = 10 * n if maxiter is None else maxiter
+    x = np.zeros(n) if x0 is None else np.asarray(x0, np.float64).copy()
+    dinv = 1.0 / m.diagonal() if jacobi else np.ones(n)
+    r = b - m @ x
+    z = dinv * r
+    p = z.copy()
+    rz, rr = r @ z, r @ r
+    tol2 = max(rtol * np.sqrt(b @ b), atol) ** 2
+    residuals = [np.sqrt(rr)]
+    k = 0
+    while rr > tol2 and k < maxiter:
+        k += 1
+        q = m @ p
+        alpha = rz / (p @ q)
+        x += alpha * p
+        r -= alpha * q
+        z = dinv * r
+        rz_new, rr = r @ z, r @ r
+        if rr <= tol2 or k % check_every == 0 or k == maxiter:
+            residuals.append(np.sqrt(rr))
+        p = z + (rz_new / rz) * p
+        rz = rz_new
+    return x, k, np.array(residuals)
+
+
+def cg_bound(A, k, dtype):
+    """How far the k-th iterate of a variant may lie from cg_reference's, in the 2-norm relative
+    to ||x_k||: each iteration's rounding (u of the dtype times the operation count of a row, the
+    longest row's entries plus the vector updates' handful), carried through the next iterations
+    and amplified at most by A's condition number, which the tests keep small (A + shift I). The
+    factor 4 kappa (k + 1) (K + 8) u is the sum over iterations of u (K + 8) kappa each, doubled
+    for the dots' reassociation and with room for the alpha and beta ratios' own rounding."""
+    K = max(A.max_row, 1)
+    kappa = cg_condition(A)
+    return 4 * kappa * (k + 1) * (K + 8) * np.finfo(dtype).eps / 2
+
+
+def cg_condition(A):
+    """A bound on the 2-norm condition number of a symmetric A from Gershgorin's discs (large
+    when a disc reaches zero)."""
+    if A.shape[0] == 0:
+        return 1.0
+    m = scipy_csr(A.indptr, A.indices, A.data, A.shape)
+    d = m.diagonal()
+    off = np.asarray(abs(m).sum(axis=1)).reshape(-1) - np.abs(d)
+    lo, hi = np.min(d - off), np.max(d + off)
+    return hi / lo if lo > 0 else 1e12
+
+
+def check_cg(got, A, b, x0=None, rtol=1e-5, atol=0.0, maxiter=None, M="jacobi"):
+    """got (a CgResult, or its x alone) against cg_reference's iterate after as many iterations:
+    x within cg_bound; the iteration count within 2 of the reference's, the residual history
+    starting at ||r0|| and ending at or below the tolerance when converged."""
+    x = np.asarray(getattr(got, "x", got))
+    dtype = np.dtype(A.dtype)
+    assert x.dtype == dtype and x.shape == (A.shape[0],), (x.dtype, x.shape)
+    jacobi = M == "jacobi"
+    k = getattr(got, "iterations", None)
+    want, k_ref, res_ref = cg_reference(A, b, x0, rtol, atol, maxiter, jacobi)
+    if k is not None and k != k_ref:
+        assert abs(k - k_ref) <= 2, f"cg: {k} iterations, the float64 reference {k_ref}"
+        want = cg_reference(A, b, x0, 0.0, 0.0, k, jacobi)[0]
+    scale = max(np.linalg.norm(want), np.finfo(dtype).tiny)
+    err = np.linalg.norm(x.astype(np.float64) - want) / scale
+    bound = cg_bound(A, k_ref if k is None else k, dtype)
+    assert err <= bound, f"cg {A.shape} {dtype}: relative error {err:.3g} > bound {bound:.3g}"
+    if hasattr(got, "residuals") and len(res_ref):
+        res = np.asarray(got.residuals)
+        assert res.dtype == np.float64 and res.size >= 1
+        rel = abs(res[0] - res_ref[0]) / max(res_ref[0], np.finfo(np.float64).tiny)
+        assert rel <= 1e-5 if dtype == np.float32 else rel <= 1e-12, ("||r0||", res[0], res_ref[0])
+        if got.converged:
+            tol = max(rtol * np.linalg.norm(np.asarray(b, np.float64)), atol)
+            assert res[-1] <= tol * (1 + 1e-6), (res[-1], tol)
+
+
+CHECKS = {"spmv": check_spmv, "spmm": check_spmm, "cg": check_cg}

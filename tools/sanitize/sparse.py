@@ -6,10 +6,17 @@ and at their ends), int32 and int64 indices, float32 and float64, from NumPy and
 Every result checked against scipy's float64 product within tests/references/sparse.py's bound. The
 generic ops.py cannot reach the index dtypes and the matrices: this driver does. See _common.py.
 
-    python3 tools/sanitize/sparse.py [--inputs both|device] [--only spmv:id,spmm:id,...]
+cg: every CUDA variant with every block size on small SPD matrices (0 x 0, 1 x 1, the shifted 2D
+Laplacian, rows of 39 entries that merge-path shares cut in three or more parts), float32 and
+float64, int32 and int64 indices, with and without Jacobi, from zeros and from an x0, 3 iterations
+(rtol = 0) and solved to rtol, each x checked against tests/references/sparse.py's float64 CG.
+
+    python3 tools/sanitize/sparse.py [--inputs both|device] [--only spmv:id,spmm:id,cg:id,...]
 """
 
 import sys
+
+import numpy as np
 
 from _common import done, gl, references, settle, start, wanted
 
@@ -55,7 +62,58 @@ def main():
                                 sys.exit(f"mismatch: {op} {v.name} {where} {label} "
                                          f"block={block}: {e}")
                             calls += 1
+    calls += cg_calls(args, rng)
     done("sanitize/sparse", calls)
+
+
+def cg_matrices(dtype, index):
+    """Small SPD matrices for cg: 0 x 0, 1 x 1, the shifted 2D Laplacian of 5 x 5 and one with
+    rows of up to 39 entries."""
+    import scipy.sparse as sp
+    n = 77
+    band = sp.diags([np.full(n - k, -0.1) for k in range(1, 20)], list(range(1, 20)))
+    wide = (band + band.T + sp.diags(np.linspace(4.0, 8.0, n))).tocsr()
+    out = [gl.CSR(np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0), shape=(0, 0)),
+           gl.CSR(np.array([0, 1]), np.array([0]), np.array([3.0]), shape=(1, 1)),
+           gl.sparse.poisson2d(5, shift=1.0), gl.CSR(wide)]
+    return [gl.CSR(A.indptr.astype(index), A.indices.astype(index), A.data.astype(dtype),
+                   shape=A.shape) for A in out]
+
+
+def cg_calls(args, rng):
+    calls = 0
+    for v in gl.variants("cg"):
+        if v.backend != "cuda" or not wanted(args, f"cg:{v.id}"):
+            continue
+        blocks = v.tunables.get("block", {}).get("values", [None])
+        for dtype in (np.float32, np.float64):
+            for index in (np.int32, np.int64):
+                for A in cg_matrices(dtype, index):
+                    n = A.shape[0]
+                    b = rng.standard_normal(n).astype(dtype)
+                    x0 = rng.standard_normal(n).astype(dtype)
+                    for M in (None, "jacobi"):
+                        for first in (None, x0):
+                            for rtol, maxiter in ((0.0, 3), (1e-4, None)):
+                                for block in blocks:
+                                    kw = dict(x0=first, rtol=rtol, maxiter=maxiter, M=M,
+                                              variant=v.id, block=block)
+                                    dev = gl.cg(A.to_device(), gl.to_device(b),
+                                                **{**kw, "x0": None if first is None
+                                                   else gl.to_device(first)})
+                                    settle()
+                                    runs = [("device", dev._replace(x=dev.x.get()))]
+                                    if args.inputs == "both":
+                                        runs.append(("numpy", gl.cg(A, b, **kw)))
+                                        settle()
+                                    for where, got in runs:
+                                        try:
+                                            ref.check_cg(got, A, b, first, rtol, 0.0, maxiter, M)
+                                        except AssertionError as e:
+                                            sys.exit(f"mismatch: cg {v.name} {where} {A} {kw}: "
+                                                     f"{e}")
+                                        calls += 1
+    return calls
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
-/* The sparse lab's bindings (LABS.md section 9, issue 14): spmv and spmm on the shared operand
+/* The sparse lab's bindings (LABS.md section 9, issue 14): spmv, spmm and cg on the shared operand
  * placement (csrc/core/operands.h), the CSR matrix as its three arrays (data, indices, indptr: the
  * index arrays int32 or int64, their own dtype beside the data's). gpulab/labs/sparse.py's gl.CSR
  * checks the arrays' contents (offsets, column range) once, on construction; here the shapes and
  * dtypes are checked, before anything is allocated or launched. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "cpu.h"
 #include "csrc/core/args.h"
 #include "csrc/core/operands.h"
@@ -13,6 +16,9 @@ typedef struct {
   PyObject *block;
   int block_value;
   Py_ssize_t cols, max_row;
+  /* cg only */
+  glc_cg_options cg;
+  glc_cg_result result;
 } spmv_params;
 
 static int spmv_configure(gl_operands_call *c) {
@@ -115,6 +121,59 @@ static int spmm_cpu(const gl_operands_call *c) {
   return glcpu_spmm(c->variant->id, &a, (size_t)c->shape[3][1], c->in[3], c->out[0]);
 }
 
+/* cg: x of A's rows from b (A square) and x0 (b's length, or empty for zeros). */
+static int cg_outputs(gl_operands_call *c) {
+  const spmv_params *p = c->params;
+  if (check_csr(c) < 0) return -1;
+  const Py_ssize_t rows = c->shape[2][0] - 1;
+  if (rows != p->cols) {
+    PyErr_Format(PyExc_ValueError, "A must be square for cg, got %zd x %zd", rows, p->cols);
+    return -1;
+  }
+  if (c->shape[3][0] != rows) {
+    PyErr_Format(PyExc_ValueError, "b must have A's %zd rows, got %zd elements", rows,
+                 c->shape[3][0]);
+    return -1;
+  }
+  if (c->shape[4][0] != rows && c->shape[4][0] != 0) {
+    PyErr_Format(PyExc_ValueError, "x0 must have A's %zd rows, got %zd elements", rows,
+                 c->shape[4][0]);
+    return -1;
+  }
+  c->out_ndim[0] = 1;
+  c->out_shape[0][0] = rows;
+  c->out_type[0] = c->dtype == GLC_F64 ? NPY_FLOAT64 : NPY_FLOAT32;
+  return 0;
+}
+
+static int cg_cuda(const gl_operands_call *c) {
+  spmv_params *p = c->params;
+  const glc_csr a = csr_of(c);
+  return glc_cg(c->variant->id, p->block_value, &a, c->in[3], c->shape[4][0] ? c->in[4] : NULL,
+                c->out[0], &p->cg, &p->result, c->stream);
+}
+
+static int cg_cpu(const gl_operands_call *c) {
+  spmv_params *p = c->params;
+  const glc_csr a = csr_of(c);
+  return glcpu_cg(c->variant->id, &a, c->in[3], c->shape[4][0] ? c->in[4] : NULL, c->out[0], &p->cg,
+                  &p->result);
+}
+
+static const gl_operands_op cg_op = {.ladder = &gl_ladder_cg,
+                                     .n_in = 5,
+                                     .in = {{"data", 1},
+                                            {"indices", 1, GL_INDEX_DTYPES},
+                                            {"indptr", 1, GL_INDEX_DTYPES},
+                                            {"b", 1},
+                                            {"x0", 1}},
+                                     .dtypes = GL_FLOATS,
+                                     .n_out = 1,
+                                     .configure = spmv_configure,
+                                     .outputs = cg_outputs,
+                                     .run_cuda = cg_cuda,
+                                     .run_cpu = cg_cpu};
+
 static const gl_operands_op spmm_op = {
     .ladder = &gl_ladder_spmm,
     .n_in = 4,
@@ -154,6 +213,53 @@ static PyObject *py_spmm(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   return run_op(&spmm_op, args, nargs);
 }
 
+/* cg(data, indices, indptr, b, x0, variant, stream, cols, max_row, block, rtol, atol, maxiter,
+ * check_every, jacobi, phases) -> (x, residuals, iterations, converged, breakdown, phase_ms or
+ * None). The residual history is a host buffer of maxiter / check_every + 2 entries (its pages
+ * untouched past the ones written), copied into a NumPy array of the entries written. */
+static PyObject *py_cg(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 16) return PyErr_Format(PyExc_TypeError, "_core.cg takes 16 positional arguments");
+  spmv_params p = {args[9], 0, PyLong_AsSsize_t(args[7]), PyLong_AsSsize_t(args[8])};
+  p.cg.rtol = PyFloat_AsDouble(args[10]);
+  p.cg.atol = PyFloat_AsDouble(args[11]);
+  p.cg.maxiter = PyLong_AsLongLong(args[12]);
+  p.cg.check_every = PyLong_AsLongLong(args[13]);
+  p.cg.jacobi = PyObject_IsTrue(args[14]);
+  p.cg.phases = PyObject_IsTrue(args[15]);
+  if (PyErr_Occurred()) return NULL;
+  if (p.cg.maxiter < 0 || p.cg.check_every < 1 || !(p.cg.rtol >= 0) || !(p.cg.atol >= 0))
+    return PyErr_Format(PyExc_ValueError,
+                        "cg needs maxiter >= 0, check_every >= 1, rtol >= 0 and atol >= 0");
+  p.result.capacity = (size_t)(p.cg.maxiter / p.cg.check_every) + 2;
+  p.result.residuals = malloc(p.result.capacity * sizeof(double));
+  if (p.result.residuals == NULL) return PyErr_NoMemory();
+  PyObject *x = gl_operands_run(&cg_op, args, args[5], args[6], &p);
+  PyObject *out = NULL;
+  if (x != NULL && p.result.zero_diagonal_row >= 0) {
+    PyErr_Format(PyExc_ValueError,
+                 "M='jacobi' needs a nonzero diagonal, but A[%lld, %lld] is zero (use M=None)",
+                 p.result.zero_diagonal_row, p.result.zero_diagonal_row);
+  } else if (x != NULL) {
+    npy_intp count = (npy_intp)p.result.count;
+    PyObject *residuals = PyArray_SimpleNew(1, &count, NPY_FLOAT64);
+    if (residuals) {
+      memcpy(PyArray_DATA((PyArrayObject *)residuals), p.result.residuals,
+             p.result.count * sizeof(double));
+      PyObject *phases = p.cg.phases ? Py_BuildValue("(ddd)", p.result.phase_ms[0],
+                                                     p.result.phase_ms[1], p.result.phase_ms[2])
+                                     : Py_NewRef(Py_None);
+      if (phases)
+        out = Py_BuildValue("(ONLiiN)", x, residuals, (long long)p.result.iterations,
+                            p.result.converged, p.result.breakdown, phases);
+      else
+        Py_DECREF(residuals);
+    }
+  }
+  Py_XDECREF(x);
+  free(p.result.residuals);
+  return out;
+}
+
 static PyMethodDef sparse_methods[] = {
     {"spmv", (PyCFunction)(void (*)(void))py_spmv, METH_FASTCALL,
      "spmv(data, indices, indptr, x, variant, stream, cols, max_row, block): y = A x for the CSR "
@@ -161,9 +267,14 @@ static PyMethodDef sparse_methods[] = {
     {"spmm", (PyCFunction)(void (*)(void))py_spmm, METH_FASTCALL,
      "spmm(data, indices, indptr, B, variant, stream, cols, max_row, block): C = A B for the "
      "CSR matrix A and a row-major dense B of cols rows."},
+    {"cg", (PyCFunction)(void (*)(void))py_cg, METH_FASTCALL,
+     "cg(data, indices, indptr, b, x0, variant, stream, cols, max_row, block, rtol, atol, "
+     "maxiter, check_every, jacobi, phases): conjugate gradients on A x = b from x0 (empty: "
+     "zeros); (x, residual norms, iterations, converged, breakdown, phase ms or None)."},
     {NULL}};
 
-static const gl_ladder *const sparse_ladders[] = {&gl_ladder_spmv, &gl_ladder_spmm, NULL};
+static const gl_ladder *const sparse_ladders[] = {&gl_ladder_spmv, &gl_ladder_spmm, &gl_ladder_cg,
+                                                  NULL};
 
 const gl_lab gl_lab_module_sparse = {
     .name = "sparse", .ladders = sparse_ladders, .methods = sparse_methods};

@@ -1,8 +1,8 @@
 /* The sparse lab's ladders (LABS.md section 9, issue 14): spmv from S3's thread per row through
  * the load-balanced merge path, the ELL, SELL-C-sigma and COO formats (converted from CSR inside
- * the call) and cuSPARSE; spmm from S3's block per row to a register tile and cuSPARSE; on the
- * CPU, serial and OpenMP CSR. Ids come from cuda/sparse/sparse.h's enums; the CPU's start at
- * 100. */
+ * the call) and cuSPARSE; cg from S3's kernel-per-operation loop to fused and pipelined passes;
+ * spmm from S3's block per row to a register tile and cuSPARSE; on the CPU, serial and OpenMP CSR.
+ * Ids come from cuda/sparse/sparse.h's enums; the CPU's start at 100. */
 #include "variants.h"
 
 #include "cuda/sparse/sparse.h"
@@ -157,6 +157,65 @@ static const gl_variant spmm_variants[] = {
      .flags = GL_BEST | GL_DETERMINISTIC},
 };
 
+/* cg: every row also names the kernels only Jacobi (cg_inverse_diagonal, cg_jacobi) or an x0
+ * (the library SpMV and cg_residual_init) launch. The CUDA rows are not GL_DETERMINISTIC: the
+ * merge path adds a row cut into three or more parts (rows past 7 entries) with atomics in any
+ * order; the dots themselves are summed in a fixed order. */
+static const gl_variant cg_variants[] = {
+    {.id = GLC_CG_TEXTBOOK,
+     .name = "textbook",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "S3's first CG: a kernel per operation (the merge-path SpMV, two-stage dots, "
+                "axpys), alpha and beta computed on the host after two read-backs an iteration.",
+     .seed = "S3 11.5",
+     .kernels = "spmv_csr_merge_path cg_dot_partials cg_dot_finish cg_scalars cg_axpy cg_xpby "
+                "(cg_inverse_diagonal cg_jacobi cg_residual_init)",
+     .dtypes = GL_FLOATS,
+     .tunables = BLOCK_TUNABLE},
+    {.id = GLC_CG_DEVICE_SCALARS,
+     .name = "device_scalars",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "The same kernels with alpha, beta and ||r|| kept on the device; the host reads "
+                "the state every check_every iterations, one check behind the launches.",
+     .seed = "S3 11.5 step 3, step 5",
+     .kernels = "cg_spmv cg_dot_partials cg_scalars cg_axpy cg_xpby "
+                "(cg_inverse_diagonal cg_jacobi spmv_csr_merge_path cg_residual_init)",
+     .dtypes = GL_FLOATS,
+     .tunables = BLOCK_TUNABLE},
+    {.id = GLC_CG_FUSED,
+     .name = "fused",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "Device scalars and fused passes: SpMV with p.Ap, x and r (and Jacobi's z) in one "
+                "pass with r.z and r.r, p's update zeroing q: 2 passes and 2 reductions.",
+     .seed = "S3 11.5 step 4",
+     .kernels = "cg_spmv_dot cg_update_xr cg_update_p cg_dot_partials cg_scalars "
+                "(cg_inverse_diagonal cg_jacobi spmv_csr_merge_path cg_residual_init)",
+     .dtypes = GL_FLOATS,
+     .flags = GL_BEST,
+     .tunables = BLOCK_TUNABLE},
+    {.id = GLC_CG_PIPELINED,
+     .name = "pipelined",
+     .backend = GL_BACKEND_CUDA,
+     .summary =
+         "Chronopoulos-Gear: one reduction point an iteration, A p kept by recurrence (s = "
+         "w + beta s), so its residual drifts from textbook's by rounding, more near the end.",
+     .seed = "Chronopoulos and Gear 1989; S3 11.5",
+     .kernels = "cg_pipelined_update cg_spmv_dot cg_dot_partials cg_scalars "
+                "(cg_inverse_diagonal cg_jacobi spmv_csr_merge_path cg_residual_init)",
+     .dtypes = GL_FLOATS,
+     .tunables = BLOCK_TUNABLE},
+    {.id = GLC_CG_CPU_SERIAL,
+     .name = "serial",
+     .backend = GL_BACKEND_CPU,
+     .summary = "Variant 0's algorithm in plain C: the serial CSR SpMV, dots accumulated in "
+                "double, convergence tested every iteration.",
+     .seed = "S3 11.5",
+     .dtypes = GL_FLOATS,
+     .flags = GL_BEST | GL_DETERMINISTIC},
+};
+
+const gl_ladder gl_ladder_cg = {
+    .op = "cg", .variants = cg_variants, .count = GL_COUNT_OF(cg_variants)};
 const gl_ladder gl_ladder_spmm = {
     .op = "spmm", .variants = spmm_variants, .count = GL_COUNT_OF(spmm_variants)};
 const gl_ladder gl_ladder_spmv = {

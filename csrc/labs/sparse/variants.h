@@ -6,6 +6,6 @@
 
 #define GL_INDEX_DTYPES (GL_DT(GLC_I32) | GL_DT(GLC_I64))
 
-extern const gl_ladder gl_ladder_spmv, gl_ladder_spmm;
+extern const gl_ladder gl_ladder_spmv, gl_ladder_spmm, gl_ladder_cg;
 
 #endif

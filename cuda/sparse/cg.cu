@@ -1,0 +1,776 @@
+// Conjugate gradients (S3 11.5, issue 14), the lab's entry point glc_cg: four ladders of the same
+// solve on the CSR matrix, from a kernel per operation with the scalars read back every iteration
+// to fused passes and one reduction point per iteration.
+//
+// Byte model per iteration (benchmarks/NOTES.md, "Sparse lab: cg"): the SpMV reads the CSR
+// arrays and gathers p; each vector pass reads or writes n elements per vector it touches. The
+// dots accumulate in double whatever the dtype, in a fixed order (block partials, then one
+// block), so every variant but the merge path's atomics on rows cut between threads is
+// deterministic; rows of at most 7 nonzeros (the Poisson matrices) are cut in at most two parts,
+// and a sum of two parts onto zero does not depend on their order.
+#include <cmath>
+#include <cstring>
+
+#include "cuda/core/resources.cuh"
+#include "kernels.cuh"
+#include "merge_path.cuh"
+
+namespace {
+
+// The solve's scalars, in device memory for variants 1-3 (variant 0 keeps its own on the host and
+// uses dots only). rz: r.z (z = M^-1 r; r.r without M; pipelined: gamma = r.u); pq: p.Ap
+// (pipelined: delta = u.Au).
+struct CgState {
+  double rz, rr, pq, alpha, beta, tol2;
+  double dots[2];  // variant 0: the dots the host reads back
+  long long iterations;
+  unsigned long long zero_row;  // the least row with a zero diagonal, or ULLONG_MAX
+  int done;                     // 0 running, 1 converged, 2 breakdown
+};
+
+// The stages of cg_scalars: what a reduction point computes from its dots.
+enum CgStage { kInit = 0, kAlpha = 1, kBeta = 2, kPipelinedInit = 3, kPipelined = 4 };
+// Partial-sum slots: each reduction kernel writes one per block into slot q of the partials.
+enum CgSlot { kSlotRz = 0, kSlotRr = 1, kSlotPq = 2, kSlotBb = 3, kSlots = 4 };
+enum CgPhase { kOperator = 0, kReductions = 1, kUpdates = 2 };
+
+constexpr unsigned kReduceBlocksMax = 1024;  // grid-stride vector kernels: about one wave
+
+// The block's sum of v, in thread 0. Every thread calls it; it may be called twice in a kernel
+// (the first barrier keeps warp 0's reads of one call before the next call's stores).
+__device__ double block_sum(double v) {
+  __shared__ double warp_sums[32];
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = warp_sum(v);
+  __syncthreads();
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  if (warp == 0) v = warp_sum(lane < blockDim.x / 32 ? warp_sums[lane] : 0.0);
+  return v;
+}
+
+// A kernel's "is the solve over": read by every thread before any barrier, and never written
+// while a kernel that reads it runs, so a block leaves whole.
+__device__ __forceinline__ bool finished(const CgState *state) {
+  return state != nullptr && state->done != 0;
+}
+
+// dinv[i] = 1 / A[i, i] (the sum of row i's entries in column i: device matrices may repeat
+// columns); a zero diagonal records its row.
+template <typename I, typename T>
+__global__ void cg_inverse_diagonal(long long rows, const I *indptr, const I *indices,
+                                    const T *data, T *dinv, CgState *state) {
+  const long long row = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (row >= rows) return;
+  T diagonal = 0;
+  for (I k = indptr[row]; k < indptr[row + 1]; k++)
+    if (static_cast<long long>(indices[k]) == row) diagonal += data[k];
+  if (diagonal == T(0)) atomicMin(&state->zero_row, static_cast<unsigned long long>(row));
+  dinv[row] = diagonal == T(0) ? T(0) : T(1) / diagonal;
+}
+
+// r = b - r, where r holds A x0.
+template <typename T>
+__global__ void cg_residual_init(long long n, const T *b, T *r) {
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i < n) r[i] = b[i] - r[i];
+}
+
+// Block partials of a . b into partials[blockIdx.x] (grid-stride).
+template <typename T>
+__global__ void cg_dot_partials(long long n, const T *a, const T *b, double *partials,
+                                const CgState *state) {
+  if (finished(state)) return;
+  double sum = 0;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+    sum += static_cast<double>(a[i]) * static_cast<double>(b[i]);
+  sum = block_sum(sum);
+  if (threadIdx.x == 0) partials[blockIdx.x] = sum;
+}
+
+// The sum of count partials, by one block in a fixed order, into the block's thread 0.
+__device__ double sum_partials(const double *partials, int count) {
+  double sum = 0;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) sum += partials[i];
+  return block_sum(sum);
+}
+
+// Variant 0's second stage: one dot into *out, which the host copies back.
+__global__ void cg_dot_finish(const double *partials, int count, double *out) {
+  const double sum = sum_partials(partials, count);
+  if (threadIdx.x == 0) *out = sum;
+}
+
+// A reduction point of variants 1-3, one block: the slots' sums (counts[q] partials in slot q,
+// stride apart), then the scalars of the stage. Convergence is tested here, every iteration.
+__global__ void cg_scalars(int stage, const double *partials, int stride, int count_rz,
+                           int count_rr, int count_pq, int count_bb, double rtol, double atol,
+                           CgState *state) {
+  if (stage != kInit && stage != kPipelinedInit && finished(state)) return;
+  const double rz = sum_partials(partials + kSlotRz * stride, count_rz);
+  const double rr = count_rr ? sum_partials(partials + kSlotRr * stride, count_rr) : rz;
+  const double pq = sum_partials(partials + kSlotPq * stride, count_pq);
+  const double bb = sum_partials(partials + kSlotBb * stride, count_bb);
+  if (threadIdx.x != 0) return;
+  CgState &s = *state;
+  const bool pq_bad = !(pq != 0.0) || !isfinite(pq);
+  switch (stage) {
+    case kInit:
+    case kPipelinedInit: {
+      const double tol = fmax(rtol * sqrt(bb), atol);
+      s.tol2 = tol * tol;
+      s.rz = rz;
+      s.rr = rr;
+      s.iterations = 0;
+      s.beta = 0;
+      s.done = rr <= s.tol2 ? 1 : 0;
+      if (stage == kPipelinedInit) {
+        s.pq = pq;
+        s.alpha = rz / pq;
+        if (!s.done && pq_bad) s.done = 2;
+      }
+      break;
+    }
+    case kAlpha:
+      s.pq = pq;
+      s.alpha = s.rz / pq;
+      if (pq_bad) s.done = 2;
+      break;
+    case kBeta:
+      s.beta = rz / s.rz;
+      s.rz = rz;
+      s.rr = rr;
+      s.iterations++;
+      if (rr <= s.tol2) s.done = 1;
+      break;
+    case kPipelined: {
+      // Chronopoulos and Gear: beta = gamma_new / gamma, alpha = gamma_new / (delta - beta *
+      // gamma_new / alpha), from the dots of one reduction point.
+      s.beta = rz / s.rz;
+      const double denominator = pq - s.beta * rz / s.alpha;
+      s.alpha = rz / denominator;
+      s.rz = rz;
+      s.rr = rr;
+      s.pq = pq;
+      s.iterations++;
+      if (rr <= s.tol2)
+        s.done = 1;
+      else if (!(denominator != 0.0) || !isfinite(denominator))
+        s.done = 2;
+      break;
+    }
+  }
+}
+
+// y += sign * coefficient * x; the coefficient by value (variant 0) or from device memory.
+template <typename T>
+__global__ void cg_axpy(long long n, T coefficient, const double *device_coefficient, T sign,
+                        const T *x, T *y, const CgState *state) {
+  if (finished(state)) return;
+  const T a = sign * (device_coefficient ? static_cast<T>(*device_coefficient) : coefficient);
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i < n) y[i] += a * x[i];
+}
+
+// p = z + beta p; beta by value (variant 0) or from device memory.
+template <typename T>
+__global__ void cg_xpby(long long n, T beta, const double *device_beta, const T *z, T *p,
+                        const CgState *state) {
+  if (finished(state)) return;
+  const T b = device_beta ? static_cast<T>(*device_beta) : beta;
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i < n) p[i] = z[i] + b * p[i];
+}
+
+// z = M^-1 r for the Jacobi preconditioner.
+template <typename T>
+__global__ void cg_jacobi(long long n, const T *dinv, const T *r, T *z, const CgState *state) {
+  if (finished(state)) return;
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i < n) z[i] = dinv[i] * r[i];
+}
+
+// q = A p by merge path (q zeroed before), skipped once the solve is over.
+template <typename I, typename T>
+__global__ void cg_spmv(long long rows, long long nnz, const I *indptr, const I *indices,
+                        const T *data, const T *p, T *q, const CgState *state) {
+  if (finished(state)) return;
+  const long long thread = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  merge_path_share(thread, rows, nnz, indptr, indices, data, p,
+                   [&](long long i, T sum, bool whole) {
+                     if (whole)
+                       q[i] = sum;
+                     else
+                       atomicAdd(&q[i], sum);
+                   });
+}
+
+// q = A p fused with the block partials of p . q: p . Ap = sum_i p_i (A p)_i is linear in the
+// parts of each row, so every part a share emits adds p_i times itself, cut rows included, and
+// q is never read back. S3 11.5's "fuse reduction outputs into the update step".
+template <typename I, typename T>
+__global__ void cg_spmv_dot(long long rows, long long nnz, const I *indptr, const I *indices,
+                            const T *data, const T *p, T *q, double *partials,
+                            const CgState *state) {
+  if (finished(state)) return;
+  const long long thread = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  double dot = 0;
+  merge_path_share(thread, rows, nnz, indptr, indices, data, p,
+                   [&](long long i, T sum, bool whole) {
+                     if (whole)
+                       q[i] = sum;
+                     else
+                       atomicAdd(&q[i], sum);
+                     dot += static_cast<double>(p[i]) * static_cast<double>(sum);
+                   });
+  dot = block_sum(dot);
+  if (threadIdx.x == 0) partials[blockIdx.x] = dot;
+}
+
+// Variant 2's first update: x += alpha p and r -= alpha q in one pass, z = M^-1 r beside them
+// (Jacobi), and the block partials of r . z and r . r (only r . r without M).
+template <typename T, bool Jacobi>
+__global__ void cg_update_xr(long long n, T *x, T *r, const T *p, const T *q, const T *dinv, T *z,
+                             double *partials, int stride, const CgState *state) {
+  if (finished(state)) return;
+  const T alpha = static_cast<T>(state->alpha);
+  double rz = 0, rr = 0;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    x[i] += alpha * p[i];
+    const T ri = r[i] - alpha * q[i];
+    r[i] = ri;
+    rr += static_cast<double>(ri) * static_cast<double>(ri);
+    if (Jacobi) {
+      const T zi = dinv[i] * ri;
+      z[i] = zi;
+      rz += static_cast<double>(ri) * static_cast<double>(zi);
+    }
+  }
+  rr = block_sum(rr);
+  if (Jacobi) rz = block_sum(rz);
+  if (threadIdx.x == 0) {
+    partials[kSlotRr * stride + blockIdx.x] = rr;
+    partials[kSlotRz * stride + blockIdx.x] = Jacobi ? rz : rr;
+  }
+}
+
+// Variant 2's second update: p = z + beta p, and q zeroed for the next merge-path SpMV (it adds
+// the rows cut between shares into q), in the pass that writes p anyway.
+template <typename T>
+__global__ void cg_update_p(long long n, const T *z, T *p, T *q, const CgState *state) {
+  if (finished(state)) return;
+  const T beta = static_cast<T>(state->beta);
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i < n) {
+    p[i] = z[i] + beta * p[i];
+    q[i] = 0;
+  }
+}
+
+// Variant 3's one vector pass: p = u + beta p, s = w + beta s (s = A p by recurrence), x +=
+// alpha p, r -= alpha s, u = M^-1 r; w zeroed for the SpMV that follows; the block partials of
+// gamma = r . u and r . r. delta = u . Au comes from that SpMV, and both meet in one cg_scalars.
+template <typename T, bool Jacobi>
+__global__ void cg_pipelined_update(long long n, T *x, T *r, T *u, T *w, T *p, T *s, const T *dinv,
+                                    double *partials, int stride, const CgState *state) {
+  if (finished(state)) return;
+  const T alpha = static_cast<T>(state->alpha), beta = static_cast<T>(state->beta);
+  double gamma = 0, rr = 0;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const T pi = u[i] + beta * p[i];
+    const T si = w[i] + beta * s[i];
+    p[i] = pi;
+    s[i] = si;
+    w[i] = 0;
+    x[i] += alpha * pi;
+    const T ri = r[i] - alpha * si;
+    r[i] = ri;
+    rr += static_cast<double>(ri) * static_cast<double>(ri);
+    if (Jacobi) {
+      const T ui = dinv[i] * ri;
+      u[i] = ui;
+      gamma += static_cast<double>(ri) * static_cast<double>(ui);
+    }
+  }
+  rr = block_sum(rr);
+  if (Jacobi) gamma = block_sum(gamma);
+  if (threadIdx.x == 0) {
+    partials[kSlotRr * stride + blockIdx.x] = rr;
+    partials[kSlotRz * stride + blockIdx.x] = Jacobi ? gamma : rr;
+  }
+}
+
+// Events at the phase boundaries of one iteration (options.phases): mark(phase) ends the segment
+// since the previous mark and charges it to phase; flush waits for the last mark and adds the
+// segments' times. The wait makes each timed iteration end with a host synchronization; the
+// events themselves add none between the phases.
+struct PhaseClock {
+  static constexpr int kMarks = 24;
+  bool on = false;
+  cudaStream_t stream = nullptr;
+  GlcEvents events;
+  int used = 0;
+  int phase_of[kMarks] = {};
+  double *ms = nullptr;
+  int start(bool enabled, cudaStream_t s, double *phase_ms) {
+    on = enabled;
+    stream = s;
+    ms = phase_ms;
+    return on ? events.create(kMarks + 1) : cudaSuccess;
+  }
+  int begin() {
+    used = 0;
+    return on ? GLC_CUDA(cudaEventRecord, events[0], stream) : cudaSuccess;
+  }
+  int mark(int phase) {
+    if (!on || used == kMarks) return cudaSuccess;
+    phase_of[used++] = phase;
+    return GLC_CUDA(cudaEventRecord, events[used], stream);
+  }
+  int flush() {
+    if (!on || used == 0) return cudaSuccess;
+    int code = GLC_CUDA(cudaEventSynchronize, events[used]);
+    for (int k = 0; !code && k < used; k++) {
+      float segment = 0;
+      code = GLC_CUDA(cudaEventElapsedTime, &segment, events[k], events[k + 1]);
+      ms[phase_of[k]] += segment;
+    }
+    used = 0;
+    return code;
+  }
+};
+
+template <typename I, typename T>
+class CgSolve {
+ public:
+  CgSolve(const glc_csr *a, int block, const glc_cg_options *o, glc_cg_result *res,
+          cudaStream_t stream)
+      : n_(static_cast<long long>(a->rows)),
+        nnz_(static_cast<long long>(a->nnz)),
+        indptr_(static_cast<const I *>(a->indptr)),
+        indices_(static_cast<const I *>(a->indices)),
+        data_(static_cast<const T *>(a->data)),
+        a_(a),
+        block_(block),
+        o_(*o),
+        res_(res),
+        stream_(stream) {}
+
+  int run(int variant, const T *b, const T *x0, T *x) {
+    x_ = x;
+    int code = setup_buffers(variant);
+    GLC_TRY(code, clock_.start(o_.phases != 0, stream_, res_->phase_ms));
+    GLC_TRY(code, initial_residual(b, x0));
+    GLC_TRY(code, variant == GLC_CG_PIPELINED ? pipelined_init(b) : init(b));
+    if (code) return code;
+    if (res_->zero_diagonal_row >= 0) return GLC_CUDA(cudaStreamSynchronize, stream_);
+    if (variant == GLC_CG_TEXTBOOK) return textbook_loop();
+    return device_loop(variant);
+  }
+
+ private:
+  long long n_, nnz_;
+  const I *indptr_, *indices_;
+  const T *data_;
+  const glc_csr *a_;
+  int block_;
+  glc_cg_options o_;
+  glc_cg_result *res_;
+  cudaStream_t stream_;
+  T *x_ = nullptr, *r_ = nullptr, *z_ = nullptr, *p_ = nullptr, *q_ = nullptr, *s_ = nullptr,
+    *dinv_ = nullptr;
+  double *partials_ = nullptr;
+  CgState *state_ = nullptr;
+  CgState *host_ = nullptr;  // two pinned slots the device's state is copied into
+  int stride_ = 0;
+  unsigned vector_grid_ = 0, reduce_grid_ = 0, merge_grid_ = 0;
+  GlcDeviceBuffer vectors_, scalars_;
+  GlcMappedBuffer pinned_;
+  GlcEvents checks_;
+  PhaseClock clock_;
+
+  bool jacobi() const { return o_.jacobi != 0; }
+
+  int setup_buffers(int variant) {
+    vector_grid_ = spmv_grid(static_cast<size_t>(n_), block_);
+    const size_t items = static_cast<size_t>(n_ + nnz_);
+    merge_grid_ = spmv_grid(items / kMergeItems + 1, block_);
+    if (!vector_grid_ || !merge_grid_)
+      return glc_fail(cudaErrorInvalidConfiguration, "glc_cg(size)");
+    reduce_grid_ = vector_grid_ < kReduceBlocksMax ? vector_grid_ : kReduceBlocksMax;
+    stride_ = static_cast<int>(merge_grid_ > reduce_grid_ ? merge_grid_ : reduce_grid_);
+    const size_t n = static_cast<size_t>(n_);
+    const int count = 3 + (variant == GLC_CG_PIPELINED) + 2 * jacobi();  // r p q [s] [z dinv]
+    int code = vectors_.allocate(n * count * sizeof(T), stream_);
+    GLC_TRY(code, scalars_.allocate(sizeof(CgState) + kSlots * stride_ * sizeof(double), stream_));
+    GLC_TRY(code, pinned_.allocate(2 * sizeof(CgState)));
+    GLC_TRY(code, checks_.create(2));
+    if (code) return code;
+    T *v = vectors_.as<T>();
+    r_ = v;
+    p_ = v + n;
+    q_ = v + 2 * n;
+    v += 3 * n;
+    if (variant == GLC_CG_PIPELINED) s_ = v, v += n;
+    if (jacobi())
+      z_ = v, dinv_ = v + n;
+    else
+      z_ = r_;  // M = I: z is r
+    state_ = scalars_.as<CgState>();
+    partials_ = reinterpret_cast<double *>(state_ + 1);
+    host_ = static_cast<CgState *>(pinned_.host);
+    CgState fresh = {};
+    fresh.zero_row = ~0ull;
+    return GLC_CUDA(cudaMemcpyAsync, state_, &fresh, sizeof fresh, cudaMemcpyHostToDevice, stream_);
+  }
+
+  template <typename... Params, typename... Args>
+  int vector_launch(void (*kernel)(Params...), const char *name, Args... args) {
+    return glc_launch(kernel, name, vector_grid_, block_, stream_, args...);
+  }
+
+  template <typename... Params, typename... Args>
+  int reduce_launch(void (*kernel)(Params...), const char *name, Args... args) {
+    return glc_launch(kernel, name, reduce_grid_, block_, stream_, args...);
+  }
+
+  int memset(T *v) { return glc_memset_async(v, 0, static_cast<size_t>(n_) * sizeof(T), stream_); }
+
+  // The library's SpMV (variant 0's operator, and A x0): the spmv op's merge-path launcher.
+  int library_spmv(const T *in, T *out) {
+    const SpmvCall<I, T> c = {n_,      n_,       nnz_,   static_cast<long long>(a_->max_row),
+                              indptr_, indices_, data_,  in,
+                              out,     block_,   stream_};
+    return spmv_csr_family<I, T>(GLC_SPMV_CSR_MERGE_PATH, c);
+  }
+
+  // r0 = b - A x0 (r0 = b, x = 0 without x0) and, for Jacobi, dinv.
+  int initial_residual(const T *b, const T *x0) {
+    const size_t bytes = static_cast<size_t>(n_) * sizeof(T);
+    int code = cudaSuccess;
+    if (jacobi())
+      GLC_TRY(code, vector_launch(cg_inverse_diagonal<I, T>, "cg_inverse_diagonal", n_, indptr_,
+                                  indices_, data_, dinv_, state_));
+    if (x0 == nullptr) {
+      GLC_TRY(code, memset(x_));
+      GLC_TRY(code, GLC_CUDA(cudaMemcpyAsync, r_, b, bytes, cudaMemcpyDeviceToDevice, stream_));
+      return code;
+    }
+    GLC_TRY(code, GLC_CUDA(cudaMemcpyAsync, x_, x0, bytes, cudaMemcpyDeviceToDevice, stream_));
+    GLC_TRY(code, library_spmv(x0, r_));
+    GLC_TRY(code, vector_launch(cg_residual_init<T>, "cg_residual_init", n_, b, r_));
+    return code;
+  }
+
+  int dot_into(const T *a, const T *b, int slot) {
+    return reduce_launch(cg_dot_partials<T>, "cg_dot_partials", n_, a, b,
+                         partials_ + slot * stride_, static_cast<const CgState *>(nullptr));
+  }
+
+  int scalars(int stage, int count_rz, int count_rr, int count_pq, int count_bb) {
+    return glc_launch(cg_scalars, "cg_scalars", 1, block_, stream_, stage, partials_, stride_,
+                      count_rz, count_rr, count_pq, count_bb, o_.rtol, o_.atol, state_);
+  }
+
+  // Copies the device state into pinned slot `slot` and waits for it.
+  int read_state(int slot) {
+    int code = GLC_CUDA(cudaMemcpyAsync, host_ + slot, state_, sizeof(CgState),
+                        cudaMemcpyDeviceToHost, stream_);
+    GLC_TRY(code, GLC_CUDA(cudaStreamSynchronize, stream_));
+    return code;
+  }
+
+  void record(const CgState &s) {
+    if (res_->count < res_->capacity) res_->residuals[res_->count++] = sqrt(s.rr);
+  }
+
+  // Reads the state after the initial scalars: the zero diagonal, ||r0||, and done at 0.
+  int after_init() {
+    int code = read_state(0);
+    if (code) return code;
+    const CgState &s = host_[0];
+    if (s.zero_row != ~0ull) {
+      res_->zero_diagonal_row = static_cast<long long>(s.zero_row);
+      return cudaSuccess;
+    }
+    record(s);
+    res_->converged = s.done == 1;
+    res_->breakdown = s.done == 2;  // the pipelined start's u.Au
+    return cudaSuccess;
+  }
+
+  // z0 = M^-1 r0, p0 = z0, and the scalars r.z, r.r, b.b.
+  int init(const T *b) {
+    int code = cudaSuccess;
+    if (jacobi())
+      GLC_TRY(code, vector_launch(cg_jacobi<T>, "cg_jacobi", n_, dinv_, r_, z_,
+                                  static_cast<const CgState *>(nullptr)));
+    GLC_TRY(code, GLC_CUDA(cudaMemcpyAsync, p_, z_, static_cast<size_t>(n_) * sizeof(T),
+                           cudaMemcpyDeviceToDevice, stream_));
+    GLC_TRY(code, memset(q_));
+    GLC_TRY(code, dot_into(r_, z_, kSlotRz));
+    if (jacobi()) GLC_TRY(code, dot_into(r_, r_, kSlotRr));
+    GLC_TRY(code, dot_into(b, b, kSlotBb));
+    const int c = static_cast<int>(reduce_grid_);
+    GLC_TRY(code, scalars(kInit, c, jacobi() ? c : 0, 0, c));
+    GLC_TRY(code, after_init());
+    return code;
+  }
+
+  // u0 = M^-1 r0 (in z), w0 = A u0 (in q) with delta, gamma = r.u, r.r, b.b; p = s = 0 so that
+  // the first iteration's p = u + 0 p.
+  int pipelined_init(const T *b) {
+    int code = cudaSuccess;
+    if (jacobi())
+      GLC_TRY(code, vector_launch(cg_jacobi<T>, "cg_jacobi", n_, dinv_, r_, z_,
+                                  static_cast<const CgState *>(nullptr)));
+    GLC_TRY(code, memset(p_));
+    GLC_TRY(code, memset(s_));
+    GLC_TRY(code, memset(q_));
+    GLC_TRY(code, spmv_dot(z_, q_, kSlotPq, nullptr));
+    GLC_TRY(code, dot_into(r_, z_, kSlotRz));
+    if (jacobi()) GLC_TRY(code, dot_into(r_, r_, kSlotRr));
+    GLC_TRY(code, dot_into(b, b, kSlotBb));
+    const int c = static_cast<int>(reduce_grid_);
+    GLC_TRY(code, scalars(kPipelinedInit, c, jacobi() ? c : 0, static_cast<int>(merge_grid_), c));
+    GLC_TRY(code, after_init());
+    return code;
+  }
+
+  int spmv_dot(const T *in, T *out, int slot, const CgState *state) {
+    return glc_launch(cg_spmv_dot<I, T>, "cg_spmv_dot", merge_grid_, block_, stream_, n_, nnz_,
+                      indptr_, indices_, data_, in, out, partials_ + slot * stride_, state);
+  }
+
+  // ---- variant 0: scalars on the host, read back twice per iteration
+
+  int host_dot(const T *a, const T *b, int which) {
+    int code = dot_into(a, b, 0);
+    GLC_TRY(code, glc_launch(cg_dot_finish, "cg_dot_finish", 1, block_, stream_, partials_,
+                             static_cast<int>(reduce_grid_), &state_->dots[which]));
+    return code;
+  }
+
+  int textbook_loop() {
+    const CgState start = host_[0];
+    double rz = start.rz, rr = start.rr;
+    const double tol2 = start.tol2;
+    if (start.done) return cudaSuccess;
+    const CgState *none = nullptr;
+    int code = cudaSuccess;
+    for (long long k = 1; !code && k <= o_.maxiter; k++) {
+      GLC_TRY(code, clock_.begin());
+      GLC_TRY(code, library_spmv(p_, q_));
+      GLC_TRY(code, clock_.mark(kOperator));
+      GLC_TRY(code, host_dot(p_, q_, 0));
+      GLC_TRY(code, read_state(0));
+      GLC_TRY(code, clock_.mark(kReductions));
+      if (code) break;
+      const double pq = host_[0].dots[0];
+      if (!(pq != 0.0) || !std::isfinite(pq)) {
+        res_->breakdown = 1;
+        break;
+      }
+      const double alpha = rz / pq;
+      GLC_TRY(code, vector_launch(cg_axpy<T>, "cg_axpy", n_, static_cast<T>(alpha),
+                                  static_cast<const double *>(nullptr), T(1), p_, x_, none));
+      GLC_TRY(code, vector_launch(cg_axpy<T>, "cg_axpy", n_, static_cast<T>(alpha),
+                                  static_cast<const double *>(nullptr), T(-1), q_, r_, none));
+      if (jacobi())
+        GLC_TRY(code, vector_launch(cg_jacobi<T>, "cg_jacobi", n_, dinv_, r_, z_, none));
+      GLC_TRY(code, clock_.mark(kUpdates));
+      GLC_TRY(code, host_dot(r_, z_, 0));
+      if (jacobi()) GLC_TRY(code, host_dot(r_, r_, 1));
+      GLC_TRY(code, read_state(0));
+      GLC_TRY(code, clock_.mark(kReductions));
+      if (code) break;
+      const double rz_new = host_[0].dots[0];
+      rr = jacobi() ? host_[0].dots[1] : rz_new;
+      const double beta = rz_new / rz;
+      rz = rz_new;
+      res_->iterations = k;
+      const bool converged = rr <= tol2;
+      if (converged || k % o_.check_every == 0 || k == o_.maxiter) {
+        CgState s = {};
+        s.rr = rr;
+        record(s);
+      }
+      if (converged) {
+        res_->converged = 1;
+        GLC_TRY(code, clock_.flush());
+        break;
+      }
+      GLC_TRY(code, vector_launch(cg_xpby<T>, "cg_xpby", n_, static_cast<T>(beta),
+                                  static_cast<const double *>(nullptr), z_, p_, none));
+      GLC_TRY(code, clock_.mark(kUpdates));
+      GLC_TRY(code, clock_.flush());
+    }
+    GLC_TRY(code, GLC_CUDA(cudaStreamSynchronize, stream_));
+    return code;
+  }
+
+  // ---- variants 1-3: scalars on the device; the host reads the state every check_every
+  // iterations, one check behind the launches (a pinned copy and an event), so the device always
+  // has an interval's work queued. Kernels launched after the device decided to stop return at
+  // once, so x is the stopping iteration's whatever the lag.
+
+  int iteration(int variant) {
+    const int c = static_cast<int>(reduce_grid_), m = static_cast<int>(merge_grid_);
+    const double *alpha = &state_->alpha, *beta = &state_->beta;
+    int code = clock_.begin();
+    if (variant == GLC_CG_DEVICE_SCALARS) {
+      GLC_TRY(code, memset(q_));
+      GLC_TRY(code, glc_launch(cg_spmv<I, T>, "cg_spmv", merge_grid_, block_, stream_, n_, nnz_,
+                               indptr_, indices_, data_, static_cast<const T *>(p_), q_,
+                               static_cast<const CgState *>(state_)));
+      GLC_TRY(code, clock_.mark(kOperator));
+      GLC_TRY(code, reduce_launch(cg_dot_partials<T>, "cg_dot_partials", n_, p_, q_,
+                                  partials_ + kSlotPq * stride_, state_));
+      GLC_TRY(code, scalars(kAlpha, 0, 0, c, 0));
+      GLC_TRY(code, clock_.mark(kReductions));
+      GLC_TRY(code, vector_launch(cg_axpy<T>, "cg_axpy", n_, T(0), alpha, T(1), p_, x_, state_));
+      GLC_TRY(code, vector_launch(cg_axpy<T>, "cg_axpy", n_, T(0), alpha, T(-1), q_, r_, state_));
+      if (jacobi())
+        GLC_TRY(code, vector_launch(cg_jacobi<T>, "cg_jacobi", n_, dinv_, r_, z_, state_));
+      GLC_TRY(code, clock_.mark(kUpdates));
+      GLC_TRY(code, reduce_launch(cg_dot_partials<T>, "cg_dot_partials", n_, r_, z_,
+                                  partials_ + kSlotRz * stride_, state_));
+      if (jacobi())
+        GLC_TRY(code, reduce_launch(cg_dot_partials<T>, "cg_dot_partials", n_, r_, r_,
+                                    partials_ + kSlotRr * stride_, state_));
+      GLC_TRY(code, scalars(kBeta, c, jacobi() ? c : 0, 0, 0));
+      GLC_TRY(code, clock_.mark(kReductions));
+      GLC_TRY(code, vector_launch(cg_xpby<T>, "cg_xpby", n_, T(0), beta, z_, p_, state_));
+      GLC_TRY(code, clock_.mark(kUpdates));
+    } else if (variant == GLC_CG_FUSED) {
+      GLC_TRY(code, spmv_dot(p_, q_, kSlotPq, state_));
+      GLC_TRY(code, clock_.mark(kOperator));
+      GLC_TRY(code, scalars(kAlpha, 0, 0, m, 0));
+      GLC_TRY(code, clock_.mark(kReductions));
+      GLC_TRY(code, jacobi() ? reduce_launch(cg_update_xr<T, true>, "cg_update_xr", n_, x_, r_,
+                                             static_cast<const T *>(p_), static_cast<const T *>(q_),
+                                             static_cast<const T *>(dinv_), z_, partials_, stride_,
+                                             static_cast<const CgState *>(state_))
+                             : reduce_launch(cg_update_xr<T, false>, "cg_update_xr", n_, x_, r_,
+                                             static_cast<const T *>(p_), static_cast<const T *>(q_),
+                                             static_cast<const T *>(dinv_), z_, partials_, stride_,
+                                             static_cast<const CgState *>(state_)));
+      GLC_TRY(code, clock_.mark(kUpdates));
+      GLC_TRY(code, scalars(kBeta, c, jacobi() ? c : 0, 0, 0));
+      GLC_TRY(code, clock_.mark(kReductions));
+      GLC_TRY(code, vector_launch(cg_update_p<T>, "cg_update_p", n_, static_cast<const T *>(z_), p_,
+                                  q_, static_cast<const CgState *>(state_)));
+      GLC_TRY(code, clock_.mark(kUpdates));
+    } else {
+      GLC_TRY(code, jacobi()
+                        ? reduce_launch(cg_pipelined_update<T, true>, "cg_pipelined_update", n_, x_,
+                                        r_, z_, q_, p_, s_, static_cast<const T *>(dinv_),
+                                        partials_, stride_, static_cast<const CgState *>(state_))
+                        : reduce_launch(cg_pipelined_update<T, false>, "cg_pipelined_update", n_,
+                                        x_, r_, z_, q_, p_, s_, static_cast<const T *>(dinv_),
+                                        partials_, stride_, static_cast<const CgState *>(state_)));
+      GLC_TRY(code, clock_.mark(kUpdates));
+      GLC_TRY(code, spmv_dot(z_, q_, kSlotPq, state_));
+      GLC_TRY(code, clock_.mark(kOperator));
+      GLC_TRY(code, scalars(kPipelined, c, jacobi() ? c : 0, m, 0));
+      GLC_TRY(code, clock_.mark(kReductions));
+    }
+    return code;
+  }
+
+  int device_loop(int variant) {
+    if (host_[0].done) return cudaSuccess;
+    int code = cudaSuccess, pending = -1, checks = 0;
+    bool stopped = false;
+    for (long long k = 1; !code && !stopped && k <= o_.maxiter; k++) {
+      code = iteration(variant);
+      GLC_TRY(code, clock_.flush());
+      if (code || (k % o_.check_every != 0 && k != o_.maxiter)) continue;
+      const int slot = checks++ & 1;
+      GLC_TRY(code, GLC_CUDA(cudaMemcpyAsync, host_ + slot, state_, sizeof(CgState),
+                             cudaMemcpyDeviceToHost, stream_));
+      GLC_TRY(code, GLC_CUDA(cudaEventRecord, checks_[slot], stream_));
+      if (!code && pending >= 0) {
+        code = GLC_CUDA(cudaEventSynchronize, checks_[pending]);
+        if (!code) {
+          record(host_[pending]);
+          stopped = host_[pending].done != 0;
+        }
+      }
+      pending = slot;
+    }
+    GLC_TRY(code, GLC_CUDA(cudaStreamSynchronize, stream_));
+    if (code) return code;
+    if (!stopped && pending >= 0) record(host_[pending]);
+    const CgState &last = host_[pending >= 0 ? pending : 0];
+    res_->iterations = last.iterations;
+    res_->converged = last.done == 1;
+    res_->breakdown = last.done == 2;
+    return cudaSuccess;
+  }
+};
+
+template <typename I, typename T>
+int solve(int variant, int block, const glc_csr *a, const void *b, const void *x0, void *x,
+          const glc_cg_options *o, glc_cg_result *res, cudaStream_t stream) {
+  CgSolve<I, T> cg(a, block, o, res, stream);
+  return cg.run(variant, static_cast<const T *>(b), static_cast<const T *>(x0),
+                static_cast<T *>(x));
+}
+
+template <typename I>
+int solve_index(int variant, int block, const glc_csr *a, const void *b, const void *x0, void *x,
+                const glc_cg_options *o, glc_cg_result *res, cudaStream_t stream) {
+  return a->dtype == GLC_F64 ? solve<I, double>(variant, block, a, b, x0, x, o, res, stream)
+                             : solve<I, float>(variant, block, a, b, x0, x, o, res, stream);
+}
+
+}  // namespace
+
+extern "C" int glc_cg(int variant, int block, const glc_csr *a, const void *b, const void *x0,
+                      void *x, const glc_cg_options *options, glc_cg_result *result,
+                      glc_stream stream) {
+  switch (variant) {
+    case GLC_CG_TEXTBOOK:
+    case GLC_CG_DEVICE_SCALARS:
+    case GLC_CG_FUSED:
+    case GLC_CG_PIPELINED:
+      break;
+    default:
+      return glc_fail(cudaErrorInvalidValue, "glc_cg(variant)");
+  }
+  static const SparseNames names = {"glc_cg(a)",
+                                    "glc_cg(dtype)",
+                                    "glc_cg(index_dtype)",
+                                    "glc_cg(block)",
+                                    "glc_cg(int32 indices past 2^31 - 1)",
+                                    "glc_cg(a: sizes)",
+                                    "glc_cg(a: index arrays)",
+                                    "glc_cg(a.data)"};
+  int code = sparse_check(names, a, &block);
+  if (code) return code;
+  if (options == nullptr || result == nullptr || options->check_every < 1 || options->maxiter < 0 ||
+      (result->capacity && result->residuals == nullptr))
+    return glc_fail(cudaErrorInvalidValue, "glc_cg(options)");
+  if (a->rows != a->cols) return glc_fail(cudaErrorInvalidValue, "glc_cg(a: not square)");
+  result->count = 0;
+  result->iterations = 0;
+  result->zero_diagonal_row = -1;
+  result->converged = result->breakdown = 0;
+  for (double &ms : result->phase_ms) ms = 0;
+  if (a->rows == 0) {
+    result->converged = 1;
+    if (result->capacity) result->residuals[result->count++] = 0;
+    return cudaSuccess;
+  }
+  const size_t value_bytes = a->dtype == GLC_F64 ? 8 : 4;
+  if (!glc_all_aligned(value_bytes, b, x) || (x0 && !glc_all_aligned(value_bytes, x0)))
+    return glc_fail(cudaErrorInvalidValue, "glc_cg(b, x0, x)");
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  return a->index_dtype == GLC_I64
+             ? solve_index<long long>(variant, block, a, b, x0, x, options, result, s)
+             : solve_index<int>(variant, block, a, b, x0, x, options, result, s);
+}

@@ -1,0 +1,206 @@
+"""The sparse lab's conjugate gradients (gl.cg): every variant's first iterates against the float64
+NumPy CG of the same algorithm (tests/references/sparse.py), its solutions against
+scipy.sparse.linalg.cg, with and without the Jacobi preconditioner, float32 and float64, int32 and
+int64 indices, from NumPy and from device inputs; x0; the residual history and check_every;
+sizes 0 and 1; breakdown; the errors, which name their argument."""
+
+import numpy as np
+import pytest
+
+import gpulab as gl
+from conftest import rng_for, variant_where_params
+from references import sparse as ref
+
+sp = pytest.importorskip("scipy.sparse")
+spla = pytest.importorskip("scipy.sparse.linalg")
+
+CG_VW = variant_where_params("cg")
+MS = [None, "jacobi"]
+
+
+def spd_problems(rng, dtype, index):
+    """(label, A, b): small symmetric positive definite matrices of modest condition number --
+    the shifted 2D and 3D Laplacians, a random SPD banded one with a varying diagonal (Jacobi
+    differs from none), and one with rows of 9 to 40 entries (merge-path shares cut rows in three
+    or more parts) -- and a random b."""
+    out = [("poisson2d_7+1", gl.sparse.poisson2d(7, dtype=dtype, shift=1.0)),
+           ("poisson3d_5+2", gl.sparse.poisson3d(5, dtype=dtype, shift=2.0))]
+    n = 301
+    B = sp.random(n, n, density=0.03, random_state=np.random.RandomState(int(rng.integers(1 << 30))))
+    S = B + B.T
+    d = np.asarray(abs(S).sum(axis=1)).reshape(-1) + rng.uniform(0.5, 4.0, n)
+    out.append(("random_spd_301", gl.CSR((S + sp.diags(d)).tocsr().astype(dtype))))
+    band = sp.diags([np.full(n - k, -0.1) for k in range(1, 20)], list(range(1, 20)))
+    dense_rows = band + band.T + sp.diags(rng.uniform(4.0, 8.0, n))
+    out.append(("rows_of_39", gl.CSR(dense_rows.tocsr().astype(dtype))))
+    for label, A in out:
+        A = gl.CSR(A.indptr.astype(index), A.indices.astype(index), A.data, shape=A.shape)
+        yield label, A, rng.standard_normal(A.shape[0]).astype(dtype)
+
+
+def put(where, x):
+    return gl.to_device(x) if where == "device" else x
+
+
+def run(v, where, A, b, **kw):
+    res = gl.cg(A.to_device() if where == "device" else A, put(where, b), variant=v.id, **kw)
+    assert isinstance(res, gl.CgResult)
+    x = res.x
+    if where == "device":
+        assert isinstance(x, gl.DeviceArray)
+        x = x.get()
+    else:
+        assert isinstance(x, np.ndarray)
+    return res._replace(x=x)
+
+
+@pytest.mark.parametrize("v, where", CG_VW)
+def test_first_iterates_match_the_float64_reference(v, where):
+    """x after k = 1..4 iterations (rtol = atol = 0: no early stop) within cg_bound of the NumPy
+    CG's x_k: the variants run the same algorithm."""
+    rng = rng_for("cg-iterates", v.id, where)
+    for dtype in (np.float32, np.float64):
+        for index in (np.int32, np.int64):
+            for label, A, b in spd_problems(rng, dtype, index):
+                for M in MS:
+                    for k in (1, 2, 4):
+                        res = run(v, where, A, b, rtol=0.0, maxiter=k, M=M)
+                        assert res.iterations == k and not res.converged, (label, M, k, res)
+                        assert res.residuals.size == k + 1
+                        try:
+                            ref.check_cg(res, A, b, None, 0.0, 0.0, k, M)
+                        except AssertionError as e:
+                            raise AssertionError(f"{label} {np.dtype(dtype)} {M} k={k}: {e}")
+
+
+@pytest.mark.parametrize("v, where", CG_VW)
+def test_solution_matches_scipy(v, where):
+    """Solved to rtol: converged, ||r|| at or below the tolerance, the iterations within 2 of the
+    float64 reference's, and x within the error the tolerance allows of scipy's solution
+    (||x - x*|| / ||x*|| <= kappa rtol, with room for scipy's own stop)."""
+    rng = rng_for("cg-scipy", v.id, where)
+    for dtype, rtol in ((np.float64, 1e-10), (np.float32, 1e-4)):
+        for label, A, b in spd_problems(rng, dtype, np.int32):
+            m = ref.scipy_csr(A.indptr, A.indices, A.data, A.shape)
+            b64 = b.astype(np.float64)
+            want, info = spla.cg(m, b64, rtol=rtol * 1e-2, atol=0.0, maxiter=10 * A.shape[0])
+            assert info == 0
+            for M in MS:
+                res = run(v, where, A, b, rtol=rtol, M=M)
+                assert res.converged and not res.breakdown, (label, M, res.iterations)
+                _, k_ref, _ = ref.cg_reference(A, b, rtol=rtol, jacobi=M == "jacobi")
+                assert abs(res.iterations - k_ref) <= 2, (label, M, res.iterations, k_ref)
+                assert res.residuals[-1] <= rtol * np.linalg.norm(b64) * (1 + 1e-6)
+                true_residual = np.linalg.norm(b64 - m @ res.x.astype(np.float64))
+                slack = 1.0 if dtype == np.float64 else 10.0  # float32's r drifts from b - A x
+                assert true_residual <= slack * rtol * np.linalg.norm(b64) * 1.01, (label, M)
+                err = np.linalg.norm(res.x - want) / np.linalg.norm(want)
+                assert err <= 4 * ref.cg_condition(A) * rtol * slack, (label, M, err)
+
+
+@pytest.mark.parametrize("v, where", CG_VW)
+def test_x0_and_check_every(v, where):
+    """From x0 the solve starts at r0 = b - A x0 (the reference's first iterates); check_every
+    spaces the residual history (0, c, 2c, ..., the last) and changes neither the iterations nor
+    x, which stops at the same iteration whatever the host learns when."""
+    rng = rng_for("cg-x0", v.id, where)
+    A = gl.sparse.poisson2d(9, shift=0.5)
+    b = rng.standard_normal(81)
+    x0 = rng.standard_normal(81)
+    res = gl.cg(A.to_device() if where == "device" else A, put(where, b), x0=put(where, x0),
+                variant=v.id, rtol=0.0, maxiter=3, M=None)
+    x = res.x.get() if where == "device" else res.x
+    ref.check_cg(res._replace(x=x), A, b, x0, 0.0, 0.0, 3, None)
+    base = run(v, where, A, b, rtol=1e-9, M="jacobi")
+    assert base.converged
+    for c in (1, 3, 7, 1000):
+        res = run(v, where, A, b, rtol=1e-9, M="jacobi", check_every=c)
+        assert res.iterations == base.iterations
+        assert res.x.tobytes() == base.x.tobytes() or v.backend == "cuda"
+        np.testing.assert_allclose(res.x, base.x, rtol=1e-12, atol=1e-14)
+        want = list(range(0, res.iterations, c)) + [res.iterations]
+        assert res.residuals.size == len(want), (c, res.residuals.size, want)
+        np.testing.assert_allclose(res.residuals, base.residuals[want], rtol=1e-9)
+
+
+@pytest.mark.parametrize("v, where", CG_VW)
+def test_sizes_0_and_1_and_breakdown(v, where):
+    for dtype in (np.float32, np.float64):
+        A0 = gl.CSR(np.zeros(1, np.int32), np.zeros(0, np.int32), np.zeros(0, dtype), shape=(0, 0))
+        res = run(v, where, A0, np.zeros(0, dtype))
+        assert res.x.shape == (0,) and res.x.dtype == dtype and res.converged
+        assert res.iterations == 0
+        A1 = gl.CSR(np.array([0, 1]), np.array([0]), np.array([4.0], dtype), shape=(1, 1))
+        res = run(v, where, A1, np.array([2.0], dtype), rtol=1e-6)
+        assert res.converged and res.iterations == 1 and res.x[0] == dtype(0.5)
+        res = run(v, where, A1, np.array([0.0], dtype))  # b = 0: x = 0 at once
+        assert res.converged and res.iterations == 0 and res.x[0] == 0
+    # diag(1, -1), b = (1, 1): p.Ap = 0 at the first iteration
+    Ai = gl.CSR(np.array([0, 1, 2]), np.array([0, 1]), np.array([1.0, -1.0]), shape=(2, 2))
+    res = run(v, where, Ai, np.ones(2), M=None)
+    assert res.breakdown and not res.converged and res.iterations == 0
+
+
+@pytest.mark.parametrize("v, where", CG_VW)
+def test_phases(v, where):
+    A = gl.sparse.poisson2d(12, shift=1.0)
+    b = np.ones(144)
+    res = run(v, where, A, b, rtol=0.0, maxiter=5, phases=True)
+    assert set(res.phases) == {"operator", "reductions", "updates"}
+    assert all(t >= 0 for t in res.phases.values())
+    if v.backend == "cuda":
+        assert all(t > 0 for t in res.phases.values()), res.phases
+    assert run(v, where, A, b, rtol=0.0, maxiter=5).phases is None
+
+
+def test_errors_name_their_argument():
+    A = gl.sparse.poisson2d(4)
+    b = np.ones(16)
+    with pytest.raises(ValueError, match="square"):
+        gl.cg(gl.CSR(np.array([0, 1, 2]), np.array([0, 1]), np.ones(2), shape=(2, 3)), np.ones(2))
+    with pytest.raises(ValueError, match="b must have"):
+        gl.cg(A, np.ones(15))
+    with pytest.raises(TypeError, match="b"):
+        gl.cg(A, np.ones(16, np.float32))
+    with pytest.raises(ValueError, match="x0 must have"):
+        gl.cg(A, b, x0=np.ones(3))
+    with pytest.raises(ValueError, match="M must be"):
+        gl.cg(A, b, M="ilu")
+    with pytest.raises(ValueError, match="maxiter"):
+        gl.cg(A, b, maxiter=-1)
+    with pytest.raises(ValueError, match="check_every"):
+        gl.cg(A, b, check_every=0)
+    with pytest.raises(ValueError, match="rtol"):
+        gl.cg(A, b, rtol=-1.0)
+    zero = gl.CSR(np.array([0, 2, 3]), np.array([0, 1, 0]), np.array([0.0, 1.0, 1.0]), shape=(2, 2))
+    for v in gl.variants("cg"):
+        if v.backend == "cpu":
+            with pytest.raises(ValueError, match=r"A\[0, 0\] is zero"):
+                gl.cg(zero, np.ones(2), variant=v.id)
+            assert gl.cg(zero, np.ones(2), variant=v.id, M=None, maxiter=2).iterations <= 2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("v", [v for v in gl.variants("cg") if v.backend == "cuda"],
+                         ids=lambda v: v.name)
+def test_zero_diagonal_on_the_device(v):
+    zero = gl.CSR(np.array([0, 2, 3]), np.array([0, 1, 0]), np.array([1.0, 1.0, 0.0]), shape=(2, 2))
+    with pytest.raises(ValueError, match=r"A\[1, 1\] is zero"):
+        gl.cg(zero, np.ones(2), variant=v.id)
+
+
+@pytest.mark.gpu
+def test_variants_agree_on_poisson():
+    """On the 2D Poisson problem (condition number ~ 10^3) every variant converges within 2
+    iterations of the float64 reference in float64, and within 10% of them in float32 (whose
+    rounding delays CG's convergence by a few iterations at this condition number)."""
+    A = gl.sparse.poisson2d(48)
+    b = np.random.default_rng(3).standard_normal(A.shape[0])
+    _, k_ref, _ = ref.cg_reference(A, b, rtol=1e-6)
+    for dtype in (np.float64, np.float32):
+        Ad = A.astype(dtype)
+        for v in gl.variants("cg"):
+            res = gl.cg(Ad, b.astype(dtype), rtol=1e-6, variant=v.id)
+            slack = 2 if dtype == np.float64 else max(6, k_ref // 10)
+            assert res.converged and abs(res.iterations - k_ref) <= slack, \
+                (v.name, np.dtype(dtype), res.iterations, k_ref)

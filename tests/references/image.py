@@ -134,7 +134,8 @@ def mandelbrot_reference(width, height, xlim=(-2.0, 1.0), ylim=(-1.5, 1.5), max_
     dy = np.float64(y1 - y0) / np.float64(height)
     cx = (x0 + (np.arange(width, dtype=np.float64) + 0.5) * dx)[None, :]
     cy = (y0 + (np.arange(height, dtype=np.float64) + 0.5) * dy)[:, None]
-    cx, cy = np.broadcast_to(cx, (height, width)).ravel(), np.broadcast_to(cy, (height, width)).ravel()
+    cx = np.broadcast_to(cx, (height, width)).ravel()
+    cy = np.broadcast_to(cy, (height, width)).ravel()
     live = np.arange(width * height)
     zr = np.zeros(live.size)
     zi = np.zeros(live.size)
@@ -181,7 +182,8 @@ def mariani_silver_emulation(dwell, initial=256, subdiv=4, min_size=16):
 
 def check_mandelbrot(got, width, height, xlim=(-2.0, 1.0), ylim=(-1.5, 1.5), max_iter=256):
     want = mandelbrot_reference(width, height, xlim, ylim, max_iter)
-    assert isinstance(got, np.ndarray) and got.dtype == np.int32, (type(got), getattr(got, "dtype", None))
+    assert isinstance(got, np.ndarray) and got.dtype == np.int32, (type(got),
+                                                                   getattr(got, "dtype", None))
     assert got.shape == want.shape, (got.shape, want.shape)
     bad = np.flatnonzero(got != want)
     assert bad.size == 0, (f"mandelbrot: {bad.size} of {want.size} dwells differ; first at "

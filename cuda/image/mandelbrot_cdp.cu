@@ -2,8 +2,8 @@
 // canonizer/mandelbrot-dyn's idea; our own code). A block takes one square: it computes the
 // dwells of the square's border; a uniform border fills the square, a square at the smallest
 // size is evaluated pixel by pixel, and any other launches a child grid of kMsSubdiv^2 blocks,
-// one per sub-square, from the device. Why the fill is exact: see glc_mandelbrot's comment in
-// gpulab/labs/image.py (the dwell bands {dwell >= k} have no holes).
+// one per sub-square, from the device. When the fill is exact, and when sampling the border at
+// pixels misleads it: gpulab/labs/image.py's notes (the dwell bands {dwell >= k} have no holes).
 //
 // Built with -rdc=true and device-linked against cudadevrt (setup.py: the *_cdp.cu files). CUDA
 // 12's dynamic parallelism (CDP2) has no device-side cudaDeviceSynchronize: a parent never waits
@@ -12,6 +12,8 @@
 // children go to cudaStreamFireAndForget, so that sibling squares run concurrently. A child
 // launch that fails (the pending-launch limit reached, say) is not lost: the block evaluates its
 // square pixel by pixel itself.
+#include <atomic>
+
 #include "mandelbrot.cuh"
 
 namespace {
@@ -47,11 +49,14 @@ __global__ void mandelbrot_dynamic_square(const double *xlim, const double *ylim
 int glc_mandelbrot_dynamic(int width, int height, const double *xlim, const double *ylim,
                            int max_iter, int *dwell, cudaStream_t stream) {
   // Every square that subdivides holds a pending launch until its child grid starts; the
-  // default limit (2048) would be reached at 8192 x 8192. Raised once per process (the fallback
-  // above keeps results exact beyond it).
-  static const int raised =
-      GLC_CUDA(cudaDeviceSetLimit, cudaLimitDevRuntimePendingLaunchCount, 65536);
-  if (raised) return raised;
+  // default limit (2048) would be reached at 8192 x 8192. Raised once per process, on the device
+  // current then (the fallback above keeps results right beyond the limit).
+  static std::atomic<bool> raised{false};
+  if (!raised.load(std::memory_order_relaxed)) {
+    const int code = GLC_CUDA(cudaDeviceSetLimit, cudaLimitDevRuntimePendingLaunchCount, 65536);
+    if (code) return code;
+    raised.store(true, std::memory_order_relaxed);
+  }
   const dim3 grid(static_cast<unsigned>(glc_blocks_to_cover(width, kMsInitial)),
                   static_cast<unsigned>(glc_blocks_to_cover(height, kMsInitial)));
   return glc_launch(mandelbrot_dynamic_square, "mandelbrot_dynamic_square", grid, dim3(kMsThreads),

@@ -64,11 +64,12 @@ GLC_API int glc_filter(int variant, int dtype, size_t h, size_t w, int channels,
                        const glc_filter_kernel *kernel, int mode, const void *img, void *out,
                        glc_stream stream);
 
-/* dwell[height][width]: for the pixel (i, j), c = (x0 + (j + 0.5) dx) + i (y0 + (i + 0.5) dy)
- * with dx = (x1 - x0) / width and dy = (y1 - y0) / height, in float64, and the dwell is the first
- * n >= 1 with |z_n|^2 > 4 (z_0 = 0, z_{n+1} = z_n^2 + c), or max_iter when there is none up to
- * n = max_iter - 1. xlim = {x0, x1} and ylim = {y0, y1} lie in device memory. Every operation is
- * rounded on its own (no contraction into FMAs), so the map is bit-exact against NumPy's. */
+/* dwell[height][width]: the pixel in row i and column j is c = cx + cy sqrt(-1), cx = x0 + (j +
+ * 0.5) dx, cy = y0 + (i + 0.5) dy, with dx = (x1 - x0) / width and dy = (y1 - y0) / height, in
+ * float64, and the dwell is the first n >= 1 with |z_n|^2 > 4 (z_0 = 0, z_{n+1} = z_n^2 + c), or
+ * max_iter when there is none up to n = max_iter - 1. xlim = {x0, x1} and ylim = {y0, y1} lie in
+ * device memory. Every operation is rounded as NumPy rounds it (no contraction into FMAs that round
+ * less often), so the map is bit-exact against NumPy's. */
 GLC_API int glc_mandelbrot(int variant, int width, int height, const double *xlim,
                            const double *ylim, int max_iter, int *dwell, glc_stream stream);
 

@@ -33,8 +33,9 @@ Mandelbrot. Pixel (i, j) of a width x height map is the point c = x + iy with
 x = x0 + (j + 0.5) (x1 - x0) / width and y = y0 + (i + 0.5) (y1 - y0) / height (row 0 at ylim[0]:
 plot it with origin="lower"); its dwell is the first n >= 1 with |z_n|^2 > 4 for z_0 = 0,
 z_{n+1} = z_n^2 + c, or max_iter when no n < max_iter escapes. Everything is float64, every
-operation rounded on its own (no FMA), in the order of tests/references/image.py: every variant
-gives NumPy's map bit for bit.
+operation rounded where NumPy rounds (no FMA contraction; the one fused (t + t) + cy rounds
+exactly what NumPy does, t + t being exact), in the order of tests/references/image.py: every
+variant gives NumPy's map bit for bit.
 
 Why Mariani-Silver (variants 1 and 2) is exact. For each k, the set {c : dwell(c) >= k} is
 {c : |P_j(c)| <= 2 for j < k}, P_j(c) = z_j, and escape is monotone (once |z_n| > 2 it grows), so

@@ -69,7 +69,9 @@ static const gl_variant mandelbrot_variants[] = {
     {.id = GLC_MANDELBROT_PIXEL,
      .name = "per_pixel",
      .backend = GL_BACKEND_CUDA,
-     .summary = "One thread per pixel in 32 x 8 blocks, float64 without FMA contraction.",
+     .summary =
+         "One thread per pixel in 32 x 8 blocks, float64 rounded as NumPy rounds (7 operations an "
+         "iteration).",
      .seed = "S4 1.8",
      .kernels = "mandelbrot_per_pixel",
      .dtypes = GL_DT(GLC_F64),

@@ -35,8 +35,9 @@ __global__ void mandelbrot_queue_level(const double *xlim, const double *ylim, i
     if (static_cast<int>(blockIdx.x) >= *count) return;
     sq = squares[blockIdx.x];
   }
+  __shared__ glc_ms_shared scratch;
   const glc_view v = glc_read_view(xlim, ylim, width, height, max_iter);
-  const int common = glc_ms_border_dwell(v, sq.x, sq.y, side);
+  const int common = glc_ms_border_dwell(v, sq.x, sq.y, side, scratch);
   if (common >= 0 || last) {
     glc_ms_fill(v, dwell, sq.x, sq.y, side, common);
     return;

@@ -60,10 +60,17 @@ constexpr int kMsMinSize = 16;
 constexpr int kMsThreads = 256;
 constexpr int kMsWarps = kMsThreads / 32;
 
+// The warps' partial minima and maxima of glc_ms_border_dwell, in the calling kernel's shared
+// memory (a kernel's own __shared__ variable, not one of an inline function's: the
+// dynamic-parallelism file is relocatable device code).
+struct glc_ms_shared {
+  int lows[kMsWarps], highs[kMsWarps];
+};
+
 // The dwell every border pixel of the clipped square (x0, y0, side) shares, or -1 when they
 // differ: a block-wide call (every thread of a 1-D block of kMsThreads returns the answer).
-__device__ inline int glc_ms_border_dwell(const glc_view &v, int x0, int y0, int side) {
-  __shared__ int lows[kMsWarps], highs[kMsWarps];
+__device__ inline int glc_ms_border_dwell(const glc_view &v, int x0, int y0, int side,
+                                          glc_ms_shared &s) {
   const int w = min(side, v.width - x0), h = min(side, v.height - y0);
   // the border walked as one sequence: top row, bottom row, then the columns between them
   const int top_bottom = h > 1 ? 2 * w : w;
@@ -87,17 +94,17 @@ __device__ inline int glc_ms_border_dwell(const glc_view &v, int x0, int y0, int
   low = __reduce_min_sync(0xffffffffu, low);
   high = __reduce_max_sync(0xffffffffu, high);
   if (threadIdx.x % 32 == 0) {
-    lows[threadIdx.x / 32] = low;
-    highs[threadIdx.x / 32] = high;
+    s.lows[threadIdx.x / 32] = low;
+    s.highs[threadIdx.x / 32] = high;
   }
   __syncthreads();
-  low = lows[0];
-  high = highs[0];
+  low = s.lows[0];
+  high = s.highs[0];
   for (int i = 1; i < kMsWarps; i++) {
-    low = min(low, lows[i]);
-    high = max(high, highs[i]);
+    low = min(low, s.lows[i]);
+    high = max(high, s.highs[i]);
   }
-  __syncthreads();  // lows/highs are reused by the block's next call
+  __syncthreads();  // s is reused by the block's next call
   return low == high ? low : -1;
 }
 

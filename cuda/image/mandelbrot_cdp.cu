@@ -25,11 +25,12 @@ constexpr int kMsMaxDepth = 8;
 __global__ void mandelbrot_dynamic_square(const double *xlim, const double *ylim, int width,
                                           int height, int max_iter, int *dwell, int x0, int y0,
                                           int side, int depth) {
+  __shared__ glc_ms_shared scratch;
   __shared__ int launched;
   const glc_view v = glc_read_view(xlim, ylim, width, height, max_iter);
   const int sx = x0 + blockIdx.x * side, sy = y0 + blockIdx.y * side;
   if (sx >= width || sy >= height) return;  // a sub-square past the image's edge
-  const int common = glc_ms_border_dwell(v, sx, sy, side);
+  const int common = glc_ms_border_dwell(v, sx, sy, side, scratch);
   if (common >= 0 || side <= kMsMinSize || depth + 1 >= kMsMaxDepth) {
     glc_ms_fill(v, dwell, sx, sy, side, common);
     return;

@@ -27,7 +27,13 @@ C_FLAGS = ["-O3", "-std=gnu11", "-fopenmp", "-fno-math-errno", "-Wall", "-Wno-un
 # CCCL users loaded later (importing CuPy after gpulab crashed).
 NVCC_FLAGS = ["-O3", "-std=c++17", "-Xcompiler", "-fPIC", "-Xcompiler", "-O3", "-Xcompiler",
               "-fno-gnu-unique"]
-CUDA_LIBS = ["cudart_static", "stdc++", "dl", "rt", "pthread"]
+# cudadevrt (static: the toolkit ships it only as an archive) is the device runtime that the
+# dynamic-parallelism files' device-side launches call.
+CUDA_LIBS = ["cudadevrt", "cudart_static", "stdc++", "dl", "rt", "pthread"]
+# Files named *_cdp.cu launch kernels from the device (CUDA dynamic parallelism): they need
+# relocatable device code (-rdc=true) and a device-link step against cudadevrt. Every other file
+# builds as before, whole-program, and is not part of the device link.
+RDC_SUFFIX = "_cdp.cu"
 
 
 def find_nvcc():
@@ -118,8 +124,9 @@ class BuildCore(build_ext):
             rel = os.path.relpath(source, HERE)
             obj = os.path.join(self.build_temp, rel + ".o")
             os.makedirs(os.path.dirname(obj), exist_ok=True)
+            rdc = ["-rdc=true"] if source.endswith(RDC_SUFFIX) else []
             if self.force or not os.path.exists(obj) or newer_than(source, obj):
-                commands.append([nvcc, *flags, "-I", HERE, "-c", source, "-o", obj])
+                commands.append([nvcc, *flags, *rdc, "-I", HERE, "-c", source, "-o", obj])
             objects.append(obj)
         with concurrent.futures.ThreadPoolExecutor(max(1, os.cpu_count() or 1)) as pool:
             for cmd, done in zip(commands, pool.map(
@@ -129,7 +136,25 @@ class BuildCore(build_ext):
                 sys.stderr.write(done.stderr)
                 if done.returncode:
                     raise subprocess.CalledProcessError(done.returncode, cmd)
-        return objects
+        return objects + self.device_link(nvcc, flags, objects)
+
+    def device_link(self, nvcc, flags, objects):
+        """nvcc -dlink over the relocatable (*_cdp.cu) objects alone, against cudadevrt: the
+        object that resolves their device-side launches. [] when there are none."""
+        rdc_objects = [o for o in objects if o.endswith(RDC_SUFFIX + ".o")]
+        if not rdc_objects:
+            return []
+        linked = os.path.join(self.build_temp, "cuda", "device_link.o")
+        if self.force or not os.path.exists(linked) or any(
+                os.path.getmtime(o) > os.path.getmtime(linked) for o in rdc_objects):
+            cmd = [nvcc, *flags, "-dlink", *rdc_objects, "-lcudadevrt", "-o", linked]
+            print(" ".join(cmd))
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            sys.stdout.write(done.stdout)
+            sys.stderr.write(done.stderr)
+            if done.returncode:
+                raise subprocess.CalledProcessError(done.returncode, cmd)
+        return [linked]
 
     def write_build_info(self, info, cc, ext):
         header = os.path.join(self.build_temp, "gpulab_build_info.h")

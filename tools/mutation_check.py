@@ -194,6 +194,21 @@ PLANTS: List[Plant] = [
           find="  if (lane == 0) warp_sums[warp] = v;\n  __syncthreads();\n",
           replace="  if (lane == 0) warp_sums[warp] = v;\n",
           tool="racecheck", driver=("sparse.py", "--only", "cg:2", "--inputs", "device")),
+    # The fused filter storing one row too many: the last tile of an image whose height is not a
+    # multiple of 64 writes the row past the image's end.
+    Plant("image-fused-row-past-end", "image", "write one row past the end of the image",
+          "cuda/image/filter_fused.cu", after="filter_fused_separable(",
+          find="if (row < h) glc_store_pixel", replace="if (row <= h) glc_store_pixel",
+          tool="memcheck", driver=("image.py", "--only", "gaussian:3")),
+    # The fused filter's row pass reading the input tile before every thread has stored its
+    # part (plain shared stores, then plain 16-byte and scalar shared loads).
+    Plant("image-fused-missing-syncthreads", "image",
+          "missing __syncthreads() between the input tile's stores and the row pass's loads",
+          "cuda/image/filter_fused.cu", after="filter_fused_separable(",
+          find="  __syncthreads();\n\n  // The row pass into mid",
+          replace="\n  // The row pass into mid",
+          tool="racecheck",
+          driver=("image.py", "--only", "gaussian:3", "--inputs", "device")),
 ]
 
 

@@ -60,7 +60,12 @@ static int check_input(const gl_operands_op *op, int i, int ndim, const Py_ssize
   } else {
     call->in_dtype[i] = call->dtype;
   }
+  if (ndim > GL_MAX_NDIM) { /* an operand of any ndim: its shape must fit the call's */
+    PyErr_Format(PyExc_ValueError, "%s has %d dimensions; at most %d", name, ndim, GL_MAX_NDIM);
+    return -1;
+  }
   Py_ssize_t size = 1;
+  call->in_ndim[i] = ndim;
   for (int d = 0; d < ndim; d++) {
     call->shape[i][d] = shape[d];
     size *= shape[d];

@@ -61,6 +61,7 @@ static int check_input(const gl_operands_op *op, int i, int ndim, const Py_ssize
     call->in_dtype[i] = call->dtype;
   }
   Py_ssize_t size = 1;
+  call->in_ndim[i] = ndim;
   for (int d = 0; d < ndim; d++) {
     call->shape[i][d] = shape[d];
     size *= shape[d];

@@ -33,6 +33,7 @@ typedef struct {
   int dtype;                     /* the inputs' enum glc_dtype (they share one) */
   int itemsize;                  /* bytes of one input element */
   int in_dtype[GL_OPERANDS_MAX]; /* each input's enum glc_dtype (its own, or dtype) */
+  int in_ndim[GL_OPERANDS_MAX];  /* each input's ndim (the operand's own ndim may be -1: any) */
   Py_ssize_t shape[GL_OPERANDS_MAX][GL_MAX_NDIM];
   const void *in[GL_OPERANDS_MAX]; /* host or device memory: where the variant runs */
   /* Set by the op's outputs callback: */

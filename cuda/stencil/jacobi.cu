@@ -154,7 +154,13 @@ extern "C" int glc_jacobi(int variant, int depth, int dtype, int ndim, const siz
     if (shape[a] >= (size_t{1} << 31)) return glc_fail(cudaErrorInvalidValue, "glc_jacobi (shape)");
     n *= shape[a];
   }
-  if (n == 0) return cudaSuccess;
+  if (n == 0) {  // nothing to sweep: every sweep and check is done at once, its residual 0
+    result->sweeps = max_sweeps;
+    result->checks = max_sweeps / check_every + (max_sweeps % check_every != 0);
+    for (size_t i = 0; i < result->checks && i < capacity; ++i) residuals[i] = 0.0;
+    result->converged = tol > 0 && max_sweeps > 0;
+    return cudaSuccess;
+  }
   return glc_dispatch_floating(dtype, "glc_jacobi (dtype)", [&](auto zero) {
     using T = decltype(zero);
     if (!glc_all_aligned(sizeof(T), static_cast<const T *>(f), static_cast<const T *>(u0),

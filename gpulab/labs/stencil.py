@@ -33,6 +33,8 @@ NDIMAGE_MODES = {"zero": "constant", "clamp": "nearest", "periodic": "wrap", "re
 TORCH_MODES = {"zero": "constant", "clamp": "replicate", "periodic": "circular",
                "reflect": "reflect"}  # torch's reflect skips the edge: the same work, not the same
 DEFAULT_MAX_SWEEPS = 100_000  # when only tol is given
+MAX_SWEEPS = 1 << 40
+MAX_CHECKS = 1 << 24  # residuals kept on the host
 
 
 def named_weights(name):
@@ -244,11 +246,22 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, variant=None
     if iters is not None and (isinstance(iters, bool) or not isinstance(iters, (int, np.integer))
                               or iters < 0):
         raise ValueError(f"iters must be an int >= 0, got {iters!r}")
+    try:
+        h = float(h)
+    except OverflowError:
+        raise ValueError(f"h must be a positive finite spacing, got {h!r}") from None
+    if iters is not None and iters > MAX_SWEEPS:
+        raise ValueError(f"iters must be <= {MAX_SWEEPS}, got {iters}")
     if tol is not None and not (float(tol) > 0):
         raise ValueError(f"tol must be > 0, got {tol!r}")
     if isinstance(check_every, bool) or not isinstance(check_every, (int, np.integer)) or \
             check_every < 1:
         raise ValueError(f"check_every must be an int >= 1, got {check_every!r}")
+    check_every = min(int(check_every), MAX_SWEEPS)  # past iters it means: only the last
+    checks = -(-_jacobi_sweeps(f, u0, h, iters, tol) // check_every)
+    if checks > MAX_CHECKS:
+        raise ValueError(f"check_every: {checks} checks would be kept; at most {MAX_CHECKS} "
+                         "(raise check_every)")
     ndim = len(getattr(f, "shape", ()))
     if variant is None and ndim == 3 and (not isinstance(f, np.ndarray) or _gpu()):
         variant = "fused"  # temporal blocking is 2D only

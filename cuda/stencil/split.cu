@@ -173,9 +173,10 @@ int glc_stencil_split(const glc_stencil_launch<T> &l, const T *u, T *out, bool h
     star_weights<T> w;
     const bool three_d = g.nz > 1 || g.rz > 0;
     const bool planar = g.nz == 1 && g.rz == 0;
+    const int star_by = three_d ? (l.block_y ? l.block_y : 4) : 1;
     if (hopper && (three_d || planar) && g.ny > 1 && star_of(l, three_d, &w) &&
         glc_blocks_to_cover((three_d ? g.nz : g.ny) - 2, star_chunk) <= 65535 &&
-        (three_d ? g.ny - 2 : 1) <= 65535 * 64) {
+        (!three_d || glc_blocks_to_cover(g.ny - 2, star_by) <= 65535)) {
       code = launch_star(l, u, out, three_d, w);
     } else {
       const int vec = hopper ? vector_width : 1;

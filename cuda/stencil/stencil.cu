@@ -104,7 +104,7 @@ extern "C" int glc_stencil(int variant, int block_x, int block_y, int dtype,
     using T = decltype(zero);
     if (!glc_all_aligned(sizeof(T), static_cast<const T *>(u), static_cast<const T *>(out)))
       return glc_fail(cudaErrorInvalidValue, "glc_stencil (pointers)");
-    glc_stencil_launch<T> l;
+    glc_stencil_launch<T> l{};
     l.grid = {static_cast<int>(p->n[0]),
               static_cast<int>(p->n[1]),
               static_cast<int>(p->n[2]),

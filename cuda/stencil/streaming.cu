@@ -106,6 +106,11 @@ int launch_1d(const glc_stencil_launch<T> &l, const T *u, T *out) {
   const size_t span = static_cast<size_t>(bx) * outputs_per_thread;
   const unsigned bytes = static_cast<unsigned>(sizeof(T) * (span + 2 * R));
   dim3 grid(glc_grid_dim(glc_blocks_to_cover(l.grid.nx, static_cast<int>(span)), 1u << 20));
+  if (bytes > 48 * 1024) {  // 1024 threads of doubles: opt in past the default
+    int code = GLC_CUDA(cudaFuncSetAttribute, stencil_register_1d<T, R>,
+                        cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+    if (code != cudaSuccess) return code;
+  }
   return glc_launch_shared(stencil_register_1d<T, R>, "stencil_register_1d", grid, dim3(bx), bytes,
                            l.stream, u, out, l.grid.nx, l.grid.boundary, w);
 }

@@ -36,6 +36,32 @@ static int stencil_configure(gl_operands_call *c) {
   return 0;
 }
 
+/* Shared memory a launch of variants 1 and 2 asks for, as cuda/stencil/tiles.cu and
+ * streaming.cu size it (their defaults where bx or by is 0). */
+static size_t stencil_shared_bytes(int variant, const glc_stencil_problem *p, int bx, int by,
+                                   int itemsize) {
+  const size_t nz = p->n[0], ny = p->n[1];
+  const size_t rz = p->r[0], ry = p->r[1], rx = p->r[2];
+  if (variant == GLC_STENCIL_SHARED_TILES) {
+    bx = bx ? bx : (ny == 1 ? 256 : 32);
+    by = by ? by : (ny == 1 ? 1 : 8);
+    int bz = nz > 1 ? 4 : 1;
+    while (bz > 1 && bx * by * bz > 1024) bz /= 2;
+    return (size_t)itemsize * (bx + 2 * rx) * (by + 2 * ry) * (bz + 2 * rz);
+  }
+  if (variant != GLC_STENCIL_STREAMING) return 0;
+  if (nz == 1 && ny == 1 && rz == 0 && ry == 0) /* 1D: 8 outputs per thread */
+    return (size_t)itemsize * ((size_t)(bx ? bx : 128) * 8 + 2 * rx);
+  if (nz == 1 && rz == 0) /* 2D: marched along y, one-row planes */
+    return (size_t)itemsize * ((bx ? bx : 128) + 2 * rx) * (2 * ry + 1);
+  bx = bx ? bx : (ny == 1 ? 128 : 32);
+  by = ny == 1 ? 1 : (by ? by : 8);
+  return (size_t)itemsize * (bx + 2 * rx) * (by + 2 * ry) * (2 * rz + 1);
+}
+
+/* Hopper's largest shared memory per block (227 KiB, opted into). */
+#define STENCIL_SHARED_LIMIT (227 * 1024)
+
 static int stencil_outputs(gl_operands_call *c) {
   stencil_params *p = c->params;
   const int ndim = c->in_ndim[0];
@@ -73,6 +99,15 @@ static int stencil_outputs(gl_operands_call *c) {
     }
   }
   p->problem.boundary = p->boundary;
+  const size_t shared =
+      stencil_shared_bytes(c->variant->id, &p->problem, p->bx_value, p->by_value, c->itemsize);
+  if (c->variant->backend == GL_BACKEND_CUDA && shared > STENCIL_SHARED_LIMIT) {
+    PyErr_Format(PyExc_ValueError,
+                 "bx, by: variant %d (%s) would need %zu bytes of shared memory for this radius "
+                 "and block (at most %d); pick a smaller bx or by",
+                 c->variant->id, c->variant->name, shared, STENCIL_SHARED_LIMIT);
+    return -1;
+  }
   p->problem.weights = (const double *)PyArray_DATA(w);
   c->out_ndim[0] = ndim;
   for (int d = 0; d < ndim; d++) c->out_shape[0][d] = c->shape[0][d];

@@ -108,6 +108,7 @@ __global__ void stencil_star(const T *__restrict__ u, T *__restrict__ out, int o
   const T *p = u + (static_cast<size_t>(o0) * (three_d ? ny : 1) + y) * nx + x;
   T *q = out + (static_cast<size_t>(o0) * (three_d ? ny : 1) + y) * nx + x;
   T below = __ldg(p - plane), centre = __ldg(p);
+#pragma unroll 4
   for (int o = o0; o < o1; ++o, p += plane, q += plane) {
     const T above = __ldg(p + plane);
     T sum = w.c * centre + w.xm * __ldg(p - 1) + w.xp * __ldg(p + 1);

@@ -66,7 +66,8 @@ def _weights(weights, ndim):
     try:
         w = np.asarray(weights)
     except Exception:
-        raise TypeError(f"weights must be an array or a name, not {type(weights).__name__}") from None
+        raise TypeError(f"weights must be an array or a name, not "
+                        f"{type(weights).__name__}") from None
     if not (np.issubdtype(w.dtype, np.floating) or np.issubdtype(w.dtype, np.integer)):
         raise TypeError(f"weights must be numbers, got dtype {w.dtype}")
     return np.ascontiguousarray(w, dtype=np.float64)
@@ -191,11 +192,16 @@ def _jacobi_example(n, rng):
     return f, u0, 0.5, 20
 
 
-def _zeros_like(f):
+def _zeros_like(f, stream):
+    """Zeros where f is (NumPy, or a device array zeroed on the solve's own stream)."""
     if isinstance(f, np.ndarray):
         return np.zeros_like(f)
     from .. import zeros
-    return zeros(tuple(int(s) for s in f.shape), dtype=np.dtype(str(f.dtype).split(".")[-1]))
+    try:
+        dtype = np.dtype(str(f.dtype).split(".")[-1])
+    except TypeError:
+        raise TypeError(f"f: unknown dtype {f.dtype!r}") from None
+    return zeros(tuple(int(s) for s in f.shape), dtype=dtype, stream=stream)
 
 
 def _cupy_jacobi(f, u0=None, h=1.0, iters=None, tol=None, **_):
@@ -266,7 +272,7 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, variant=None
     if variant is None and ndim == 3 and (not isinstance(f, np.ndarray) or _gpu()):
         variant = "fused"  # temporal blocking is 2D only
     if u0 is None and ndim in (2, 3):
-        u0 = _zeros_like(f)
+        u0 = _zeros_like(f, stream)
     sweeps = int(_jacobi_sweeps(f, u0, h, iters, tol))
     u, residuals, done, checks, converged = _core.jacobi(
         f, u0, float(h), sweeps, float(tol) if tol is not None else 0.0, int(check_every),

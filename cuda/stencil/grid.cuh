@@ -1,7 +1,6 @@
-// Internal to cuda/stencil/: the grid every stencil kernel sees, S3 6.4's boundary policies as
-// one index map (S3: "implement the policy in one place, then reuse it"), the taps a launch
-// reads, and the launchers of the variant families (naive.cu, tiles.cu, streaming.cu,
-// split.cu), which stencil.cu dispatches to.
+// Internal to cuda/stencil/: the grid every stencil kernel sees (S3 6.4's policies are
+// boundary.h's index map), the taps a launch reads, and the launchers of the variant families
+// (naive.cu, tiles.cu, streaming.cu, split.cu), which stencil.cu dispatches to.
 #ifndef GPULAB_STENCIL_GRID_CUH
 #define GPULAB_STENCIL_GRID_CUH
 
@@ -9,6 +8,7 @@
 
 #include <cstddef>
 
+#include "cuda/stencil/boundary.h"
 #include "cuda/stencil/stencil.h"
 
 // A grid as the kernels see it: (nz, ny, nx), x fastest, each axis's radius, the policy.
@@ -28,28 +28,6 @@ struct glc_taps {
   const long long *linear;
   int count;
 };
-
-// The index along an axis of n cells that i (possibly outside) reads under policy, or -1 for a
-// zero. fixed never reads outside (its edge cells are copied), so it maps to -1 too.
-__host__ __device__ inline int glc_map_index(int i, int n, int policy) {
-  if (i >= 0 && i < n) return i;
-  switch (policy) {
-    case GLC_BOUNDARY_CLAMP:
-      return i < 0 ? 0 : n - 1;
-    case GLC_BOUNDARY_PERIODIC: {
-      int m = i % n;
-      return m < 0 ? m + n : m;
-    }
-    case GLC_BOUNDARY_REFLECT: {  // period 2n, the second half mirrored (numpy "symmetric")
-      int period = 2 * n;
-      int m = i % period;
-      if (m < 0) m += period;
-      return m < n ? m : period - 1 - m;
-    }
-    default:
-      return -1;
-  }
-}
 
 __host__ __device__ inline size_t glc_flat(const glc_grid3 &g, int z, int y, int x) {
   return (static_cast<size_t>(z) * g.ny + y) * g.nx + x;

@@ -6,25 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The same map as cuda/stencil/grid.cuh's glc_map_index. */
-static long map_index(long i, long n, int policy) {
-  if (i >= 0 && i < n) return i;
-  switch (policy) {
-    case GLC_BOUNDARY_CLAMP:
-      return i < 0 ? 0 : n - 1;
-    case GLC_BOUNDARY_PERIODIC: {
-      long m = i % n;
-      return m < 0 ? m + n : m;
-    }
-    case GLC_BOUNDARY_REFLECT: {
-      long period = 2 * n, m = i % period;
-      if (m < 0) m += period;
-      return m < n ? m : period - 1 - m;
-    }
-    default:
-      return -1;
-  }
-}
+#include "cuda/stencil/boundary.h"
 
 typedef struct {
   long n[3], r[3];
@@ -65,38 +47,39 @@ static int in_shell(const taps *t, long z, long y, long x) {
 
 /* STENCIL_ROW(NAME, T): one row (z, y) of out. The cells whose taps all lie inside the grid
  * (x in [lo, hi)) take the SIMD loop, tap by tap over the row; the rest go through the map. */
-#define STENCIL_ROW(NAME, T)                                                                       \
-  static void NAME(const taps *t, const T *u, T *out, long z, long y, int simd) {                  \
-    const long nx = t->n[2], ny = t->n[1], nz = t->n[0];                                           \
-    T *row = out + (z * ny + y) * nx;                                                              \
-    const int inner_row = z >= t->r[0] && z < nz - t->r[0] && y >= t->r[1] && y < ny - t->r[1];    \
-    long lo = t->r[2], hi = nx - t->r[2];                                                          \
-    if (!simd || !inner_row || hi <= lo) lo = hi = nx;                                             \
-    for (long x = 0; x < nx; x++) {                                                                \
-      if (x == lo) x = hi;                                                                         \
-      if (x >= nx) break;                                                                          \
-      if (t->boundary == GLC_BOUNDARY_FIXED && in_shell(t, z, y, x)) {                             \
-        row[x] = u[(z * ny + y) * nx + x];                                                         \
-        continue;                                                                                  \
-      }                                                                                            \
-      T sum = 0;                                                                                   \
-      for (int k = 0; k < t->count; k++) {                                                         \
-        const int *o = t->offsets + 3 * k;                                                         \
-        long mz = map_index(z + o[0], nz, t->boundary), my = map_index(y + o[1], ny, t->boundary); \
-        long mx = map_index(x + o[2], nx, t->boundary);                                            \
-        if (mz >= 0 && my >= 0 && mx >= 0) sum += (T)t->weights[k] * u[(mz * ny + my) * nx + mx];  \
-      }                                                                                            \
-      row[x] = sum;                                                                                \
-    }                                                                                              \
-    if (hi > lo) {                                                                                 \
-      for (long x = lo; x < hi; x++) row[x] = 0;                                                   \
-      for (int k = 0; k < t->count; k++) {                                                         \
-        const int *o = t->offsets + 3 * k;                                                         \
-        const T w = (T)t->weights[k];                                                              \
-        const T *src = u + ((z + o[0]) * ny + y + o[1]) * nx + o[2];                               \
-        _Pragma("omp simd") for (long x = lo; x < hi; x++) row[x] += w * src[x];                   \
-      }                                                                                            \
-    }                                                                                              \
+#define STENCIL_ROW(NAME, T)                                                                      \
+  static void NAME(const taps *t, const T *u, T *out, long z, long y, int simd) {                 \
+    const long nx = t->n[2], ny = t->n[1], nz = t->n[0];                                          \
+    T *row = out + (z * ny + y) * nx;                                                             \
+    const int inner_row = z >= t->r[0] && z < nz - t->r[0] && y >= t->r[1] && y < ny - t->r[1];   \
+    long lo = t->r[2], hi = nx - t->r[2];                                                         \
+    if (!simd || !inner_row || hi <= lo) lo = hi = nx;                                            \
+    for (long x = 0; x < nx; x++) {                                                               \
+      if (x == lo) x = hi;                                                                        \
+      if (x >= nx) break;                                                                         \
+      if (t->boundary == GLC_BOUNDARY_FIXED && in_shell(t, z, y, x)) {                            \
+        row[x] = u[(z * ny + y) * nx + x];                                                        \
+        continue;                                                                                 \
+      }                                                                                           \
+      T sum = 0;                                                                                  \
+      for (int k = 0; k < t->count; k++) {                                                        \
+        const int *o = t->offsets + 3 * k;                                                        \
+        long mz = glc_map_index((int)(z + o[0]), (int)nz, t->boundary);                           \
+        long my = glc_map_index((int)(y + o[1]), (int)ny, t->boundary);                           \
+        long mx = glc_map_index((int)(x + o[2]), (int)nx, t->boundary);                           \
+        if (mz >= 0 && my >= 0 && mx >= 0) sum += (T)t->weights[k] * u[(mz * ny + my) * nx + mx]; \
+      }                                                                                           \
+      row[x] = sum;                                                                               \
+    }                                                                                             \
+    if (hi > lo) {                                                                                \
+      for (long x = lo; x < hi; x++) row[x] = 0;                                                  \
+      for (int k = 0; k < t->count; k++) {                                                        \
+        const int *o = t->offsets + 3 * k;                                                        \
+        const T w = (T)t->weights[k];                                                             \
+        const T *src = u + ((z + o[0]) * ny + y + o[1]) * nx + o[2];                              \
+        _Pragma("omp simd") for (long x = lo; x < hi; x++) row[x] += w * src[x];                  \
+      }                                                                                           \
+    }                                                                                             \
   }
 
 STENCIL_ROW(stencil_row_f32, float)

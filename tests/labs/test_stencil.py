@@ -355,3 +355,39 @@ def test_temporal_every_depth(depth):
         r = gl.jacobi(f, u0, h=0.5, iters=iters, check_every=check_every, variant="temporal",
                       depth=depth)
         ref.check_jacobi(r, f, u0, 0.5, iters, None, check_every)
+
+
+# ---------------------------------------------------------------- the slab sweeps' C ABI
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape, cut", [((37, 53), 10), ((3, 9), 2), ((9, 8, 35), 4),
+                                        ((21, 5, 3), 20)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_slab_sweeps_cover_exactly_their_rows(shape, cut, dtype):
+    """glc_jacobi_sweep2d_rows / glc_jacobi_sweep3d_planes (the ABI a multi-GPU lab sweeps its
+    slabs with): two calls over [1, cut) and [cut, n - 1) give one full sweep; the rows outside
+    the range and the columns on the faces are left untouched; the residual is the largest
+    update of the rows swept."""
+    rng = rng_for("slab", shape, cut)
+    u = rng.standard_normal(shape).astype(dtype)
+    f = rng.standard_normal(shape).astype(dtype)
+    h = 0.5
+    want, _ = ref.jacobi_reference(f, u, h, 1)
+    poison = np.full(shape, np.nan, dtype)
+    du, df = gl.to_device(u), gl.to_device(f)
+    dnew = gl.to_device(poison)
+    res = gl.zeros((1,), dtype=dtype)
+    gl._core._jacobi_sweep_slab(du, dnew, df, 1, cut, h * h, res)
+    first = res.get()[0]
+    gl._core._jacobi_sweep_slab(du, dnew, df, cut, shape[0] - 1, h * h, None)
+    got = dnew.get()
+    inner = (slice(1, -1),) * len(shape)
+    bound = ref.jacobi_bound(f, u, h, 1, dtype)
+    assert np.all(np.abs(got[inner] - want[inner]) <= bound)
+    faces = ref.shell_mask(shape, 1)
+    assert np.all(np.isnan(got[faces]))  # nothing outside the interior written
+    update = np.abs(want - u)[1:cut][(slice(None),) + inner[1:]]
+    assert abs(first - update.max()) <= 2 * bound
+    with pytest.raises(gl.CudaError):
+        gl._core._jacobi_sweep_slab(du, dnew, df, 0, 2, h * h, None)  # row 0 is a ghost

@@ -5,6 +5,11 @@
 
 #include "cpu.h"
 #include "csrc/core/args.h"
+#include "csrc/core/devarray.h"
+#include "csrc/core/errors.h"
+#include "csrc/core/interop.h"
+#include "csrc/core/runtime.h"
+#include "csrc/core/stream.h"
 #include "csrc/core/operands.h"
 #include "cuda/stencil/stencil.h"
 #include "variants.h"
@@ -269,12 +274,73 @@ static PyObject *py_jacobi(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
   return out;
 }
 
+/* ---- one sweep over a slab's rows (the multi-GPU C ABI, for tests) ---- */
+
+/* _jacobi_sweep_slab(u, u_new, f, begin, end, h2, residual): glc_jacobi_sweep2d_rows (2-D) or
+ * glc_jacobi_sweep3d_planes (3-D) on device arrays of one shape and dtype, on the library's
+ * stream; residual None or a 1-element device array of that dtype. For the tests of the ABI that
+ * another lab sweeps its slabs with. */
+static PyObject *py_jacobi_sweep_slab(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 7)
+    return PyErr_Format(PyExc_TypeError, "_core._jacobi_sweep_slab takes 7 positional arguments");
+  if (gl_require_gpu("_jacobi_sweep_slab") < 0) return NULL;
+  static const char *names[] = {"u", "u_new", "f", "residual"};
+  const int which[] = {0, 1, 2, 6};
+  glc_stream stream = NULL;
+  PyObject *keep = NULL;
+  if (gl_stream_arg(Py_None, &stream, &keep) < 0) return NULL;
+  gl_DeviceArrayObject *a[4] = {NULL};
+  int ok = 1, count = args[6] == Py_None ? 3 : 4;
+  for (int i = 0; ok && i < count; i++) {
+    a[i] = gl_as_device_array(args[which[i]], names[i], stream);
+    ok = a[i] && gl_check_device_array(a[i], names[i], i == 3 ? 1 : -1, i == 1 || i == 3) == 0;
+  }
+  const unsigned long long begin = ok ? PyLong_AsUnsignedLongLong(args[3]) : 0;
+  const unsigned long long end = ok && !PyErr_Occurred() ? PyLong_AsUnsignedLongLong(args[4]) : 0;
+  const double h2 = ok && !PyErr_Occurred() ? PyFloat_AsDouble(args[5]) : 0;
+  ok = ok && !PyErr_Occurred();
+  int dtype = ok ? gl_dtype_code(a[0]->dtype) : -1;
+  if (ok && ((a[0]->ndim != 2 && a[0]->ndim != 3) || (dtype != GLC_F32 && dtype != GLC_F64))) {
+    PyErr_Format(PyExc_ValueError, "u must be a 2-D or 3-D float32 or float64 device array");
+    ok = 0;
+  }
+  for (int i = 1; ok && i < count; i++) {
+    int same = gl_dtype_code(a[i]->dtype) == dtype &&
+               (i == 3 ? a[i]->shape[0] == 1 : a[i]->ndim == a[0]->ndim);
+    for (int d = 0; same && i < 3 && d < a[0]->ndim; d++) same = a[i]->shape[d] == a[0]->shape[d];
+    if (!same) {
+      PyErr_Format(PyExc_ValueError, "%s must match u's dtype and shape (residual: 1 element)",
+                   names[i]);
+      ok = 0;
+    }
+  }
+  if (ok) {
+    const Py_ssize_t *n = a[0]->shape;
+    void *res = count == 4 ? a[3]->ptr : NULL;
+    int code =
+        a[0]->ndim == 2
+            ? glc_jacobi_sweep2d_rows(dtype, a[0]->ptr, a[1]->ptr, a[2]->ptr, (size_t)n[0],
+                                      (size_t)n[1], begin, end, h2, res, stream)
+            : glc_jacobi_sweep3d_planes(dtype, a[0]->ptr, a[1]->ptr, a[2]->ptr, (size_t)n[0],
+                                        (size_t)n[1], (size_t)n[2], begin, end, h2, res, stream);
+    if (code) ok = gl_raise_cuda(code) != NULL;
+    for (int i = 0; ok && i < count; i++) gl_devarray_use(a[i], stream, keep);
+  }
+  for (int i = 0; i < 4; i++) Py_XDECREF(a[i]);
+  Py_XDECREF(keep);
+  if (!ok) return NULL;
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef stencil_methods[] = {
     {"stencil", (PyCFunction)(void (*)(void))py_stencil, METH_FASTCALL,
      "stencil(u, weights, boundary, variant, stream, bx, by): the weights correlated with u."},
     {"jacobi", (PyCFunction)(void (*)(void))py_jacobi, METH_FASTCALL,
      "jacobi(f, u0, h, max_sweeps, tol, check_every, variant, stream, depth): Jacobi sweeps of "
      "-laplace(u) = f; (u, residuals, sweeps, checks, converged)."},
+    {"_jacobi_sweep_slab", (PyCFunction)(void (*)(void))py_jacobi_sweep_slab, METH_FASTCALL,
+     "_jacobi_sweep_slab(u, u_new, f, begin, end, h2, residual): one sweep over rows (2-D) or "
+     "planes (3-D) [begin, end) through the multi-GPU C ABI (tests)."},
     {NULL}};
 
 static const gl_ladder *const stencil_ladders[] = {&gl_ladder_stencil, &gl_ladder_jacobi, NULL};

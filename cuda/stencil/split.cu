@@ -121,7 +121,8 @@ __global__ void stencil_star(const T *__restrict__ u, T *__restrict__ out, int o
 }
 
 namespace {
-// The seven weights when the dense weights are a radius-1 star (nothing off the axes), else false.
+// The seven weights when the dense weights are a radius-1 star (nonzero on the axes, zero off
+// them), else false.
 template <typename T>
 bool star_of(const glc_stencil_launch<T> &l, bool three_d, star_weights<T> *w) {
   const glc_grid3 &g = l.grid;
@@ -134,7 +135,10 @@ bool star_of(const glc_stencil_launch<T> &l, bool three_d, star_weights<T> *w) {
     for (int b = 0; b < 3; ++b)
       for (int c = 0; c < 3; ++c) {
         const int dz = three_d ? a - 1 : 0, dy = b - 1, dx = c - 1;
-        if ((dz != 0) + (dy != 0) + (dx != 0) > 1 && at(dz, dy, dx) != 0.0) return false;
+        const bool on_axes = (dz != 0) + (dy != 0) + (dx != 0) <= 1;
+        // off the axes: zero; on them: nonzero (the kernel reads all 7, and a zero weight
+        // must not read its cell: 0 x inf would be a NaN the other rungs never make)
+        if ((at(dz, dy, dx) != 0.0) != on_axes) return false;
       }
   if (three_d)
     *w = {T(at(0, 0, 0)), T(at(0, 0, -1)), T(at(0, 0, 1)), T(at(0, -1, 0)),

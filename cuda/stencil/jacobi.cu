@@ -67,8 +67,10 @@ class chunk_graphs {
     cudaGraphExec_t &exec = execs_[from_b];
     if (!exec) {
       // captured on a stream of our own: the caller's may be the legacy stream, which cannot be
+      int code = glc_jacobi_load_sweeps<T>();
+      if (code != cudaSuccess) return code;
       cudaStream_t capture = nullptr;
-      int code = GLC_CUDA(cudaStreamCreateWithFlags, &capture, cudaStreamNonBlocking);
+      code = GLC_CUDA(cudaStreamCreateWithFlags, &capture, cudaStreamNonBlocking);
       if (code != cudaSuccess) return code;
       code = GLC_CUDA(cudaStreamBeginCapture, capture, cudaStreamCaptureModeThreadLocal);
       T *cur = from_b ? b : a, *next = from_b ? a : b;

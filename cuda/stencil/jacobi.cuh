@@ -55,6 +55,11 @@ template <typename T>
 int glc_jacobi_planes(const T *u, T *u_new, const T *f, size_t planes, size_t rows, size_t cols,
                       size_t plane_begin, size_t plane_end, T h2, T *residual_max,
                       cudaStream_t stream);
+// Loads the sweep kernels' code (CUDA loads modules lazily, on a kernel's first use), so that a
+// stream capture records launches only: loading a module while a stream is being captured can
+// fail with cudaErrorStreamCaptureUnsupported.
+template <typename T>
+int glc_jacobi_load_sweeps();
 // *residual_max raised to max |a - b| over n elements (variant 0's separate pass).
 template <typename T>
 int glc_jacobi_residual(const T *a, const T *b, size_t n, T *residual_max, cudaStream_t stream);

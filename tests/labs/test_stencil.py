@@ -71,6 +71,44 @@ def test_named_stencils(v, boundary, name, shape):
     ref.check_stencil(gl.stencil(u, name, boundary=boundary, variant=v.id), u, name, boundary)
 
 
+def star_weights(ndim, rng, zero_axis=False):
+    """Radius-1 star weights of either sign (variant 4's star kernels take them); zero_axis: one
+    axis weight zero, which must keep them off the star kernel (a zero weight reads nothing)."""
+    w = np.zeros((3,) * ndim)
+    centre = (1,) * ndim
+    w[centre] = rng.uniform(-2, 2)
+    for axis in range(ndim):
+        for side in (0, 2):
+            at = list(centre)
+            at[axis] = side
+            w[tuple(at)] = rng.uniform(0.5, 1.5) * rng.choice([-1.0, 1.0])
+    if zero_axis:
+        w[(0,) + (1,) * (ndim - 1)] = 0.0
+    return w
+
+
+@pytest.mark.parametrize("v", variant_params("stencil"))
+@pytest.mark.parametrize("shape", [(3, 3), (4, 70), (65, 3), (33, 34), (3, 3, 3), (34, 5, 7),
+                                   (4, 66, 35)])
+@pytest.mark.parametrize("zero_axis", [False, True])
+def test_star_weights(v, shape, zero_axis):
+    rng = rng_for("star", shape, zero_axis)
+    u = rng.standard_normal(shape).astype(np.float32)
+    w = star_weights(len(shape), rng, zero_axis)
+    if zero_axis:  # an infinity where only the zero weight would read it
+        u[(0,) * len(shape)] = np.inf
+    for boundary in ("zero", "fixed"):
+        got = gl.stencil(u, w, boundary=boundary, variant=v.id)
+        check_u = u
+        if zero_axis:  # the same cells infinite or NaN; the others as if the infinity were 0
+            finite = np.isfinite(ref.stencil_reference(u, w, boundary))
+            assert np.array_equal(np.isfinite(got), finite)
+            check_u = np.where(np.isinf(u), 0, u).astype(u.dtype)
+            stand_in = ref.stencil_reference(check_u, w, boundary).astype(u.dtype)
+            got = np.where(finite, got, stand_in)
+        ref.check_stencil(got, check_u, w, boundary)
+
+
 def powers_of_two(shape):
     """S3 6.4's fixture: distinct values per coordinate, here 2^(flat index), so that a sum of
     neighbours shows exactly which cells went into it (exact in float32 for up to 24 cells)."""

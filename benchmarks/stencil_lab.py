@@ -162,7 +162,7 @@ def main():
     print(gl.Table(stencil_rows))
     summary = summarize(jacobi_rows, stencil_rows, copy_gbps)
     print(summary)
-    save("stencil_lab" + ("_quick" if quick else ""), settings,
+    save("stencil_lab", settings,
          {"copy_gbps": copy_gbps, "summary": summary, "jacobi": jacobi_rows,
           "stencil": stencil_rows})
 

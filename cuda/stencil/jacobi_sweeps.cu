@@ -67,28 +67,6 @@ __global__ void jacobi_sweep2d(const T *__restrict__ u, T *__restrict__ u_new,
   if (residual) glc_block_max_into(largest, residual_max);
 }
 
-// 16-byte vectors of T: 4 floats or 2 doubles.
-template <typename T>
-struct wide;
-template <>
-struct wide<float> {
-  using type = float4;
-  static constexpr int lanes = 4;
-};
-template <>
-struct wide<double> {
-  using type = double2;
-  static constexpr int lanes = 2;
-};
-
-template <typename T>
-__device__ inline void load_wide(const T *p, T (&v)[wide<T>::lanes]) {
-  const typename wide<T>::type w = __ldg(reinterpret_cast<const typename wide<T>::type *>(p));
-  const T *e = reinterpret_cast<const T *>(&w);
-#pragma unroll
-  for (int j = 0; j < wide<T>::lanes; ++j) v[j] = e[j];
-}
-
 // The 2D sweep with 16-byte loads and stores (rows whose length is a multiple of 4 floats or 2
 // doubles, 16-byte aligned grids): a thread owns a vector of columns over rows_per_wide_thread
 // rows, a quarter (float) of the load instructions of jacobi_sweep2d for the same bytes, so

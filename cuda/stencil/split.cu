@@ -7,7 +7,8 @@
 // tap's weight and offset are loaded once for four cells and four independent loads are in
 // flight; radius-1 star stencils (laplace5, laplace7, any weights of that shape) take a kernel
 // that marches a column along the outer axis with the outer neighbours in registers (2.5D in
-// registers: each input is loaded once from DRAM and the in-plane neighbours hit L1).
+// registers: each input is loaded once from DRAM and the in-plane neighbours hit L1), with
+// 16-byte vectors along x where the rows allow them.
 #include "cuda/core/launch.cuh"
 #include "cuda/stencil/grid.cuh"
 
@@ -120,6 +121,62 @@ __global__ void stencil_star(const T *__restrict__ u, T *__restrict__ out, int o
   }
 }
 
+// The star kernel with 16-byte loads and stores along x (rows of a multiple of 4 floats or 2
+// doubles, 16-byte aligned grids): a thread owns a vector of columns, a quarter (float) of the
+// load instructions for the same bytes. The vectors that hold column 0 or nx-1 store their
+// interior columns one by one (the boundary kernel writes the faces).
+template <typename T, bool three_d>
+__global__ void stencil_star_wide(const T *__restrict__ u, T *__restrict__ out, int outer, int ny,
+                                  int nx, star_weights<T> w) {
+  constexpr int lanes = wide<T>::lanes;
+  const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * lanes;
+  const int y = three_d ? 1 + blockIdx.y * blockDim.y + threadIdx.y : 0;
+  if (c0 >= nx || (three_d && y >= ny - 1)) return;
+  const bool whole = c0 >= 1 && c0 + lanes <= nx - 1;
+  const size_t plane = three_d ? static_cast<size_t>(ny) * nx : static_cast<size_t>(nx);
+  const int o0 = 1 + blockIdx.z * star_chunk, o1 = min(o0 + star_chunk, outer - 1);
+  if (o0 >= o1) return;
+  const size_t first = (static_cast<size_t>(o0) * (three_d ? ny : 1) + y) * nx + c0;
+  T below[lanes], centre[lanes];
+  load_wide(u + first - plane, below);
+  load_wide(u + first, centre);
+#pragma unroll 2
+  for (int o = o0; o < o1; ++o) {
+    const size_t at = first + static_cast<size_t>(o - o0) * plane;
+    T above[lanes], south[lanes], north[lanes], value[lanes];
+    load_wide(u + at + plane, above);
+    if (three_d) {
+      load_wide(u + at - nx, south);
+      load_wide(u + at + nx, north);
+    }
+    const T left = c0 > 0 ? __ldg(u + at - 1) : T(0);
+    const T right = c0 + lanes < nx ? __ldg(u + at + lanes) : T(0);
+#pragma unroll
+    for (int j = 0; j < lanes; ++j) {
+      const T west = j == 0 ? left : centre[j - 1], east = j == lanes - 1 ? right : centre[j + 1];
+      T sum = w.c * centre[j] + w.xm * west + w.xp * east;
+      if (three_d) sum += w.ym * south[j] + w.yp * north[j];
+      value[j] = sum + w.om * below[j] + w.op * above[j];
+    }
+    if (whole) {
+      typename wide<T>::type packed;
+      T *e = reinterpret_cast<T *>(&packed);
+#pragma unroll
+      for (int j = 0; j < lanes; ++j) e[j] = value[j];
+      *reinterpret_cast<typename wide<T>::type *>(out + at) = packed;
+    } else {
+#pragma unroll
+      for (int j = 0; j < lanes; ++j)
+        if (c0 + j >= 1 && c0 + j < nx - 1) out[at + j] = value[j];
+    }
+#pragma unroll
+    for (int j = 0; j < lanes; ++j) {
+      below[j] = centre[j];
+      centre[j] = above[j];
+    }
+  }
+}
+
 namespace {
 // The seven weights when the dense weights are a radius-1 star (nonzero on the axes, zero off
 // them), else false.
@@ -159,6 +216,16 @@ int launch_star(const glc_stencil_launch<T> &l, const T *u, T *out, bool three_d
   if (bx * by > 1024) return glc_fail(cudaErrorInvalidValue, "stencil_star (block)");
   const size_t chunks = glc_blocks_to_cover(outer - 2, star_chunk);
   if (chunks > 65535) return glc_fail(cudaErrorInvalidValue, "stencil_star (outer axis)");
+  constexpr int lanes = wide<T>::lanes;
+  if (g.nx % lanes == 0 && glc_all_aligned(16, u, static_cast<const T *>(out))) {
+    dim3 grid(glc_grid_dim(glc_blocks_to_cover(g.nx / lanes, bx), glc_max_grid_x),
+              three_d ? glc_grid_dim(glc_blocks_to_cover(g.ny - 2, by)) : 1u, glc_grid_dim(chunks));
+    if (three_d)
+      return glc_launch(stencil_star_wide<T, true>, "stencil_star_wide", grid, dim3(bx, by),
+                        l.stream, u, out, outer, g.ny, g.nx, w);
+    return glc_launch(stencil_star_wide<T, false>, "stencil_star_wide", grid, dim3(bx, by),
+                      l.stream, u, out, outer, 1, g.nx, w);
+  }
   dim3 grid(glc_grid_dim(glc_blocks_to_cover(g.nx - 2, bx), glc_max_grid_x),
             three_d ? glc_grid_dim(glc_blocks_to_cover(g.ny - 2, by)) : 1u, glc_grid_dim(chunks));
   if (three_d)

@@ -58,8 +58,10 @@ def test_stencil_matches_numpy(v, where, boundary, shape, r):
     ref.check_stencil(get(where, got), u, w, boundary)
 
 
+# rows of a multiple of 4 (and 2) take the star kernels' 16-byte path
 NAMED = [("laplace5", (37, 29)), ("box9", (3, 40)), ("laplace7", (6, 11, 34)),
-         ("laplace5", (1, 9)), ("laplace7", (3, 3, 3))]
+         ("laplace5", (1, 9)), ("laplace7", (3, 3, 3)), ("laplace5", (35, 516)),
+         ("laplace7", (35, 6, 132))]
 
 
 @pytest.mark.parametrize("v", variant_params("stencil"))
@@ -72,7 +74,8 @@ def test_named_stencils(v, boundary, name, shape):
 
 
 def star_weights(ndim, rng, zero_axis=False):
-    """Radius-1 star weights of either sign (variant 4's star kernels take them); zero_axis: one
+    """Radius-1 star weights of either sign (variant 4's star kernels take them, with 16-byte
+    vectors where the rows are a multiple of 4 floats); zero_axis: one
     axis weight zero, which must keep them off the star kernel (a zero weight reads nothing)."""
     w = np.zeros((3,) * ndim)
     centre = (1,) * ndim
@@ -89,7 +92,8 @@ def star_weights(ndim, rng, zero_axis=False):
 
 @pytest.mark.parametrize("v", variant_params("stencil"))
 @pytest.mark.parametrize("shape", [(3, 3), (4, 70), (65, 3), (33, 34), (3, 3, 3), (34, 5, 7),
-                                   (4, 66, 35)])
+                                   (4, 66, 35), (3, 4), (9, 40), (35, 8), (3, 3, 4),
+                                   (4, 7, 36), (37, 5, 8)])
 @pytest.mark.parametrize("zero_axis", [False, True])
 def test_star_weights(v, shape, zero_axis):
     rng = rng_for("star", shape, zero_axis)

@@ -61,7 +61,7 @@ static const gl_variant stencil_variants[] = {
                 "once for 4 cells); radius-1 star weights (laplace5/7) march the outer axis with "
                 "its neighbours in registers.",
      .seed = "S3 11.1; 2.5D register streaming",
-     .kernels = "(stencil_interior) (stencil_star) stencil_boundary",
+     .kernels = "(stencil_interior) (stencil_star) (stencil_star_wide) stencil_boundary",
      .dtypes = GL_FLOATS,
      .flags = GL_BEST | GL_DETERMINISTIC,
      .tunables = BLOCK_SHAPE_TUNABLES},

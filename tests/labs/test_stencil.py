@@ -314,7 +314,8 @@ def test_jacobi_converges_to_the_direct_solve(v, where, shape):
                          [((3, 3), 5, 2), ((1, 9), 3, 1), ((9, 2), 4, 5), ((33, 70), 37, 10),
                           ((70, 33), 8, 8), ((65, 130), 41, 7), ((3, 3, 3), 4, 3),
                           ((5, 9, 17), 23, 6), ((2, 8, 8), 3, 2), ((0, 4), 3, 2),
-                          ((19, 36), 13, 4), ((9, 4), 5, 5), ((64, 128), 9, 9)])
+                          ((19, 36), 13, 4), ((9, 4), 5, 5), ((64, 128), 9, 9),
+                          ((5, 9, 16), 7, 3), ((18, 4, 4), 4, 4)])
 def test_jacobi_sweeps_match_numpy(v, where, dtype, shape, iters, check_every):
     """A fixed number of sweeps, checked every check_every: u and each check's residual against
     float64 sweeps (odd counts leave u in either grid; 65 x 130 is past a temporal tile; rows of
@@ -406,7 +407,8 @@ def test_temporal_every_depth(depth):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("shape, cut", [((37, 53), 10), ((3, 9), 2), ((9, 8, 35), 4),
-                                        ((21, 5, 3), 20), ((37, 52), 10), ((6, 4), 3)])
+                                        ((21, 5, 3), 20), ((37, 52), 10), ((6, 4), 3),
+                                        ((9, 6, 36), 4), ((20, 3, 4), 19)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_slab_sweeps_cover_exactly_their_rows(shape, cut, dtype):
     """glc_jacobi_sweep2d_rows / glc_jacobi_sweep3d_planes (the ABI a multi-GPU lab sweeps its

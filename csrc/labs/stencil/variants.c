@@ -89,7 +89,7 @@ static const gl_variant jacobi_variants[] = {
      .summary = "A sweep kernel per sweep (u, f read, u_new written: 3 x itemsize per cell), the "
                 "residual a separate pass over both grids at each check.",
      .seed = "S3 8.5",
-     .kernels = "(jacobi_sweep2d) (jacobi_sweep2d_wide) (jacobi_sweep3d) jacobi_residual",
+     .kernels = "(jacobi_sweep2d) (jacobi_sweep2d_wide) (jacobi_sweep3d) (jacobi_sweep3d_wide) jacobi_residual",
      .dtypes = GL_FLOATS,
      .flags = GL_DETERMINISTIC},
     {.id = GLC_JACOBI_FUSED,
@@ -98,7 +98,7 @@ static const gl_variant jacobi_variants[] = {
      .summary = "The checked sweep reduces its own update (a block max, one atomic per block): "
                 "no residual pass, the same 3 x itemsize per cell and sweep.",
      .seed = "S3 8.4, 8.5",
-     .kernels = "(jacobi_sweep2d) (jacobi_sweep2d_wide) (jacobi_sweep3d)",
+     .kernels = "(jacobi_sweep2d) (jacobi_sweep2d_wide) (jacobi_sweep3d) (jacobi_sweep3d_wide)",
      .dtypes = GL_FLOATS,
      .flags = GL_DETERMINISTIC},
     {.id = GLC_JACOBI_TEMPORAL,
@@ -117,7 +117,7 @@ static const gl_variant jacobi_variants[] = {
      .summary = "check_every fused sweeps and the residual's reset captured once as a CUDA graph "
                 "and replayed: one launch per check (a shorter last chunk runs unrecorded).",
      .seed = "S3 8.4",
-     .kernels = "(jacobi_sweep2d) (jacobi_sweep2d_wide) (jacobi_sweep3d)",
+     .kernels = "(jacobi_sweep2d) (jacobi_sweep2d_wide) (jacobi_sweep3d) (jacobi_sweep3d_wide)",
      .dtypes = GL_FLOATS,
      .flags = GL_DETERMINISTIC},
     {.id = GLC_JACOBI_CPU_SERIAL,

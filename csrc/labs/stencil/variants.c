@@ -59,7 +59,7 @@ static const gl_variant stencil_variants[] = {
      .backend = GL_BACKEND_CUDA,
      .summary = "The split with 4 outputs per thread in the interior (each tap's weight loaded "
                 "once for 4 cells); radius-1 star weights (laplace5/7) march the outer axis with "
-                "its neighbours in registers.",
+                "its neighbours in registers, 16-byte vectors along x where the rows allow.",
      .seed = "S3 11.1; 2.5D register streaming",
      .kernels = "(stencil_interior) (stencil_star) (stencil_star_wide) stencil_boundary",
      .dtypes = GL_FLOATS,
@@ -89,7 +89,8 @@ static const gl_variant jacobi_variants[] = {
      .summary = "A sweep kernel per sweep (u, f read, u_new written: 3 x itemsize per cell), the "
                 "residual a separate pass over both grids at each check.",
      .seed = "S3 8.5",
-     .kernels = "(jacobi_sweep2d) (jacobi_sweep2d_wide) (jacobi_sweep3d) (jacobi_sweep3d_wide) jacobi_residual",
+     .kernels = "(jacobi_sweep2d) (jacobi_sweep2d_wide) (jacobi_sweep3d) (jacobi_sweep3d_wide) "
+                "jacobi_residual",
      .dtypes = GL_FLOATS,
      .flags = GL_DETERMINISTIC},
     {.id = GLC_JACOBI_FUSED,

@@ -154,6 +154,22 @@ def test_stencil_empty_and_single(v, shape):
         ref.check_stencil(got, u, w, boundary)
 
 
+@pytest.mark.parametrize("v", variant_params("stencil"))
+def test_policies_are_scipy_ndimage_modes(v):
+    """zero, clamp, periodic and reflect are scipy.ndimage.correlate's constant, nearest, wrap and
+    reflect (the edge cell repeated), radius larger than the grid included."""
+    ndi = pytest.importorskip("scipy.ndimage")
+    rng = rng_for("scipy modes", v.id)
+    for shape, r in [((7, 9), 2), ((3,), 4), ((4, 3, 5), 1)]:
+        u = rng.standard_normal(shape)
+        w = rng.standard_normal((2 * r + 1,) * len(shape))
+        for boundary, mode in [("zero", "constant"), ("clamp", "nearest"), ("periodic", "wrap"),
+                               ("reflect", "reflect")]:
+            got = gl.stencil(u, w, boundary=boundary, variant=v.id)
+            want = ndi.correlate(u, w, mode=mode)
+            assert np.allclose(got, want, rtol=1e-12, atol=1e-12), (shape, boundary)
+
+
 def test_cpu_variants_agree_bit_for_bit():
     u = rng_for("cpu agree").standard_normal((61, 77)).astype(np.float32)
     w = weights_for(u.shape, 2, rng_for("cpu agree w"))

@@ -1,11 +1,11 @@
 """The stencil lab's kernels under compute-sanitizer: every CUDA variant of the stencil with every
 boundary policy, on 1D, 2D and 3D grids of awkward shapes (one cell, 1 x N and N x 1, radius
 larger than the grid, one past a tile, radius 1 to 4, the named star stencils that take variant
-4's star kernels), float32 and float64, with the default block shape (every policy) and the smallest and largest
-ones (clamp and fixed); and every CUDA variant of the Jacobi solver on 2D and 3D grids, with odd sweep counts and
-check intervals and every temporal depth. Each result is checked against tests/references/
-stencil.py. The generic ops.py reaches neither the policies nor the tunables: this driver does.
-See _common.py.
+4's star kernels, rows of a multiple of 4 for their 16-byte paths), float32 and float64, with the
+default block shape (every policy) and the smallest and largest ones (clamp and fixed); and every
+CUDA variant of the Jacobi solver on 2D and 3D grids, with odd sweep counts and check intervals
+and every temporal depth. Each result is checked against tests/references/stencil.py. The
+generic ops.py reaches neither the policies nor the tunables: this driver does. See _common.py.
 
     python3 tools/sanitize/stencil.py [--inputs both|device] [--only stencil:id,jacobi:id,...]
 """

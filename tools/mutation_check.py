@@ -209,6 +209,20 @@ PLANTS: List[Plant] = [
           replace="\n  // The row pass into mid",
           tool="racecheck",
           driver=("image.py", "--only", "gaussian:3", "--inputs", "device")),
+    # S3 6.4's naive stencil letting the thread one past the last column through: on the grid's
+    # last row it writes one element past the end of out (odd widths leave such a thread).
+    Plant("stencil-naive-one-past", "stencil", "write one past the end of the output grid",
+          "cuda/stencil/naive.cu", after="__global__ void stencil_naive(",
+          find="if (x >= g.nx) return;", replace="if (x > g.nx) return;",
+          tool="memcheck", driver=("stencil.py", "--only", "stencil:0")),
+    # The shared tile's halo load without the barrier before the taps read it: warps read the
+    # words other warps of the block may not have stored yet (plain shared loads and stores).
+    Plant("stencil-tiles-missing-syncthreads", "stencil",
+          "missing __syncthreads() between a halo tile's stores and its loads",
+          "cuda/stencil/tiles.cu", after="__global__ void stencil_shared_tiles(",
+          find="      __syncthreads();\n      const int x = x0 + threadIdx.x",
+          replace="      const int x = x0 + threadIdx.x",
+          tool="racecheck", driver=("stencil.py", "--only", "stencil:1", "--inputs", "device")),
 ]
 
 

@@ -1,0 +1,284 @@
+// Variants 3 and 4: S3 11.1's interior/boundary split. The interior kernel covers the cells
+// whose every tap lies inside the grid, so it reads u at fixed flat offsets with no index map
+// and no branch per tap; a second kernel walks only the boundary shell (the cells within the
+// radius of a face), each tap through the policy. The shell of a 512^3 grid with radius 1 is
+// 1.2% of its cells.
+// Variant 4 (Hopper): the interior kernel computes 4 consecutive outputs per thread, so each
+// tap's weight and offset are loaded once for four cells and four independent loads are in
+// flight; radius-1 star stencils (laplace5, laplace7, any weights of that shape) take a kernel
+// that marches a column along the outer axis with the outer neighbours in registers (2.5D in
+// registers: each input is loaded once from DRAM and the in-plane neighbours hit L1), with
+// 16-byte vectors along x where the rows allow them.
+#include "cuda/core/launch.cuh"
+#include "cuda/stencil/grid.cuh"
+
+namespace {
+constexpr int vector_width = 4;
+constexpr int star_chunk = 32;  // outer-axis cells per thread of the star kernel
+
+bool interior_empty(const glc_grid3 &g) {
+  return g.nz <= 2 * g.rz || g.ny <= 2 * g.ry || g.nx <= 2 * g.rx;
+}
+}  // namespace
+
+// One thread per interior cell (vec == 1) or per vec consecutive interior cells along x.
+template <typename T, int vec>
+__global__ void stencil_interior(const T *__restrict__ u, T *__restrict__ out, glc_grid3 g,
+                                 glc_taps<T> taps) {
+  const int iz = g.nz - 2 * g.rz, iy = g.ny - 2 * g.ry, ix = g.nx - 2 * g.rx;
+  const int x = g.rx + (blockIdx.x * blockDim.x + threadIdx.x) * vec;
+  if (x >= g.rx + ix) return;
+  for (int z = g.rz + blockIdx.z; z < g.rz + iz; z += gridDim.z)
+    for (int y = g.ry + blockIdx.y * blockDim.y + threadIdx.y; y < g.ry + iy;
+         y += gridDim.y * blockDim.y) {
+      const size_t at = glc_flat(g, z, y, x);
+      T sum[vec];
+#pragma unroll
+      for (int j = 0; j < vec; ++j) sum[j] = T(0);
+      const int valid = min(vec, g.rx + ix - x);
+      for (int t = 0; t < taps.count; ++t) {
+        const T w = __ldg(taps.weights + t);
+        const T *p = u + at + __ldg(taps.linear + t);
+        if (valid == vec) {
+#pragma unroll
+          for (int j = 0; j < vec; ++j) sum[j] += w * __ldg(p + j);
+        } else {
+          for (int j = 0; j < valid; ++j) sum[j] += w * __ldg(p + j);
+        }
+      }
+      for (int j = 0; j < valid; ++j) out[at + j] = sum[j];
+    }
+}
+
+// The shell: rows (z, y) on a z or y face whole, then the rx cells at each end of every other
+// row. all_cells: the interior is empty, so every cell is shell.
+template <typename T>
+__global__ void stencil_boundary(const T *__restrict__ u, T *__restrict__ out, glc_grid3 g,
+                                 glc_taps<T> taps, bool all_cells, size_t face_rows) {
+  const size_t iz = g.nz - 2 * g.rz, iy = g.ny - 2 * g.ry;
+  const size_t z_face_rows = static_cast<size_t>(2 * g.rz) * g.ny;
+  const size_t total =
+      all_cells ? static_cast<size_t>(g.nz) * g.ny * g.nx : face_rows * g.nx + iz * iy * (2 * g.rx);
+  for (size_t t = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; t < total;
+       t += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    int z, y, x;
+    if (all_cells) {
+      x = static_cast<int>(t % g.nx);
+      y = static_cast<int>(t / g.nx % g.ny);
+      z = static_cast<int>(t / g.nx / g.ny);
+    } else if (t < face_rows * g.nx) {
+      const size_t row = t / g.nx;
+      x = static_cast<int>(t % g.nx);
+      if (row < z_face_rows) {  // a whole plane of the z faces
+        const int k = static_cast<int>(row / g.ny);
+        z = k < g.rz ? k : g.nz - 2 * g.rz + k;
+        y = static_cast<int>(row % g.ny);
+      } else {  // a whole row of the y faces of an interior plane
+        const size_t r = row - z_face_rows;
+        const int k = static_cast<int>(r % (2 * g.ry));
+        z = g.rz + static_cast<int>(r / (2 * g.ry));
+        y = k < g.ry ? k : g.ny - 2 * g.ry + k;
+      }
+    } else {  // the x ends of an interior row
+      const size_t s = t - face_rows * g.nx, row = s / (2 * g.rx);
+      const int k = static_cast<int>(s % (2 * g.rx));
+      z = g.rz + static_cast<int>(row / iy);
+      y = g.ry + static_cast<int>(row % iy);
+      x = k < g.rx ? k : g.nx - 2 * g.rx + k;
+    }
+    out[glc_flat(g, z, y, x)] = glc_stencil_at(u, g, taps, z, y, x);
+  }
+}
+
+// The star fast path: weights c, x-, x+, in-plane y-, y+ (3D only), outer-, outer+. A 2D grid's
+// outer axis is y (plane = a row), a 3D grid's z.
+template <typename T>
+struct star_weights {
+  T c, xm, xp, ym, yp, om, op;
+};
+
+template <typename T, bool three_d>
+__global__ void stencil_star(const T *__restrict__ u, T *__restrict__ out, int outer, int ny,
+                             int nx, star_weights<T> w) {
+  const int x = 1 + blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = three_d ? 1 + blockIdx.y * blockDim.y + threadIdx.y : 0;
+  if (x >= nx - 1 || (three_d && y >= ny - 1)) return;
+  const size_t plane = three_d ? static_cast<size_t>(ny) * nx : static_cast<size_t>(nx);
+  const int o0 = 1 + blockIdx.z * star_chunk, o1 = min(o0 + star_chunk, outer - 1);
+  if (o0 >= o1) return;
+  const T *p = u + (static_cast<size_t>(o0) * (three_d ? ny : 1) + y) * nx + x;
+  T *q = out + (static_cast<size_t>(o0) * (three_d ? ny : 1) + y) * nx + x;
+  T below = __ldg(p - plane), centre = __ldg(p);
+#pragma unroll 4
+  for (int o = o0; o < o1; ++o, p += plane, q += plane) {
+    const T above = __ldg(p + plane);
+    T sum = w.c * centre + w.xm * __ldg(p - 1) + w.xp * __ldg(p + 1);
+    if (three_d) sum += w.ym * __ldg(p - nx) + w.yp * __ldg(p + nx);
+    sum += w.om * below + w.op * above;
+    *q = sum;
+    below = centre;
+    centre = above;
+  }
+}
+
+// The star kernel with 16-byte loads and stores along x (rows of a multiple of 4 floats or 2
+// doubles, 16-byte aligned grids): a thread owns a vector of columns, a quarter (float) of the
+// load instructions for the same bytes. The vectors that hold column 0 or nx-1 store their
+// interior columns one by one (the boundary kernel writes the faces).
+template <typename T, bool three_d>
+__global__ void stencil_star_wide(const T *__restrict__ u, T *__restrict__ out, int outer, int ny,
+                                  int nx, star_weights<T> w) {
+  constexpr int lanes = wide<T>::lanes;
+  const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * lanes;
+  const int y = three_d ? 1 + blockIdx.y * blockDim.y + threadIdx.y : 0;
+  if (c0 >= nx || (three_d && y >= ny - 1)) return;
+  const bool whole = c0 >= 1 && c0 + lanes <= nx - 1;
+  const size_t plane = three_d ? static_cast<size_t>(ny) * nx : static_cast<size_t>(nx);
+  const int o0 = 1 + blockIdx.z * star_chunk, o1 = min(o0 + star_chunk, outer - 1);
+  if (o0 >= o1) return;
+  const size_t first = (static_cast<size_t>(o0) * (three_d ? ny : 1) + y) * nx + c0;
+  T below[lanes], centre[lanes];
+  load_wide(u + first - plane, below);
+  load_wide(u + first, centre);
+#pragma unroll 2
+  for (int o = o0; o < o1; ++o) {
+    const size_t at = first + static_cast<size_t>(o - o0) * plane;
+    T above[lanes], south[lanes], north[lanes], value[lanes];
+    load_wide(u + at + plane, above);
+    if (three_d) {
+      load_wide(u + at - nx, south);
+      load_wide(u + at + nx, north);
+    }
+    const T left = c0 > 0 ? __ldg(u + at - 1) : T(0);
+    const T right = c0 + lanes < nx ? __ldg(u + at + lanes) : T(0);
+#pragma unroll
+    for (int j = 0; j < lanes; ++j) {
+      const T west = j == 0 ? left : centre[j - 1], east = j == lanes - 1 ? right : centre[j + 1];
+      T sum = w.c * centre[j] + w.xm * west + w.xp * east;
+      if (three_d) sum += w.ym * south[j] + w.yp * north[j];
+      value[j] = sum + w.om * below[j] + w.op * above[j];
+    }
+    if (whole) {
+      typename wide<T>::type packed;
+      T *e = reinterpret_cast<T *>(&packed);
+#pragma unroll
+      for (int j = 0; j < lanes; ++j) e[j] = value[j];
+      *reinterpret_cast<typename wide<T>::type *>(out + at) = packed;
+    } else {
+#pragma unroll
+      for (int j = 0; j < lanes; ++j)
+        if (c0 + j >= 1 && c0 + j < nx - 1) out[at + j] = value[j];
+    }
+#pragma unroll
+    for (int j = 0; j < lanes; ++j) {
+      below[j] = centre[j];
+      centre[j] = above[j];
+    }
+  }
+}
+
+namespace {
+// The seven weights when the dense weights are a radius-1 star (nonzero on the axes, zero off
+// them), else false.
+template <typename T>
+bool star_of(const glc_stencil_launch<T> &l, bool three_d, star_weights<T> *w) {
+  const glc_grid3 &g = l.grid;
+  if (g.rx != 1 || g.ry != 1 || g.rz != (three_d ? 1 : 0)) return false;
+  const int planes = three_d ? 3 : 1;
+  auto at = [&](int dz, int dy, int dx) {
+    return l.dense[((three_d ? dz + 1 : 0) * 3 + dy + 1) * 3 + dx + 1];
+  };
+  for (int a = 0; a < planes; ++a)
+    for (int b = 0; b < 3; ++b)
+      for (int c = 0; c < 3; ++c) {
+        const int dz = three_d ? a - 1 : 0, dy = b - 1, dx = c - 1;
+        const bool on_axes = (dz != 0) + (dy != 0) + (dx != 0) <= 1;
+        // off the axes: zero; on them: nonzero (the kernel reads all 7, and a zero weight
+        // must not read its cell: 0 x inf would be a NaN the other rungs never make)
+        if ((at(dz, dy, dx) != 0.0) != on_axes) return false;
+      }
+  if (three_d)
+    *w = {T(at(0, 0, 0)), T(at(0, 0, -1)), T(at(0, 0, 1)), T(at(0, -1, 0)),
+          T(at(0, 1, 0)), T(at(-1, 0, 0)), T(at(1, 0, 0))};
+  else  // the outer axis is y
+    *w = {T(at(0, 0, 0)), T(at(0, 0, -1)), T(at(0, 0, 1)), T(0),
+          T(0),           T(at(0, -1, 0)), T(at(0, 1, 0))};
+  return true;
+}
+
+template <typename T>
+int launch_star(const glc_stencil_launch<T> &l, const T *u, T *out, bool three_d,
+                const star_weights<T> &w) {
+  const glc_grid3 &g = l.grid;
+  const int outer = three_d ? g.nz : g.ny;
+  const int bx = l.block_x ? l.block_x : (three_d ? 32 : 128);
+  const int by = three_d ? (l.block_y ? l.block_y : 4) : 1;
+  if (bx * by > 1024) return glc_fail(cudaErrorInvalidValue, "stencil_star (block)");
+  const size_t chunks = glc_blocks_to_cover(outer - 2, star_chunk);
+  if (chunks > 65535) return glc_fail(cudaErrorInvalidValue, "stencil_star (outer axis)");
+  constexpr int lanes = wide<T>::lanes;
+  if (g.nx % lanes == 0 && glc_all_aligned(16, u, static_cast<const T *>(out))) {
+    dim3 grid(glc_grid_dim(glc_blocks_to_cover(g.nx / lanes, bx), glc_max_grid_x),
+              three_d ? glc_grid_dim(glc_blocks_to_cover(g.ny - 2, by)) : 1u, glc_grid_dim(chunks));
+    if (three_d)
+      return glc_launch(stencil_star_wide<T, true>, "stencil_star_wide", grid, dim3(bx, by),
+                        l.stream, u, out, outer, g.ny, g.nx, w);
+    return glc_launch(stencil_star_wide<T, false>, "stencil_star_wide", grid, dim3(bx, by),
+                      l.stream, u, out, outer, 1, g.nx, w);
+  }
+  dim3 grid(glc_grid_dim(glc_blocks_to_cover(g.nx - 2, bx), glc_max_grid_x),
+            three_d ? glc_grid_dim(glc_blocks_to_cover(g.ny - 2, by)) : 1u, glc_grid_dim(chunks));
+  if (three_d)
+    return glc_launch(stencil_star<T, true>, "stencil_star", grid, dim3(bx, by), l.stream, u, out,
+                      outer, g.ny, g.nx, w);
+  return glc_launch(stencil_star<T, false>, "stencil_star", grid, dim3(bx, by), l.stream, u, out,
+                    outer, 1, g.nx, w);
+}
+}  // namespace
+
+template <typename T>
+int glc_stencil_split(const glc_stencil_launch<T> &l, const T *u, T *out, bool hopper) {
+  const glc_grid3 &g = l.grid;
+  const bool empty = interior_empty(g);
+  if (!empty) {
+    int code;
+    star_weights<T> w;
+    const bool three_d = g.nz > 1 || g.rz > 0;
+    const bool planar = g.nz == 1 && g.rz == 0;
+    const int star_by = three_d ? (l.block_y ? l.block_y : 4) : 1;
+    if (hopper && (three_d || planar) && g.ny > 1 && star_of(l, three_d, &w) &&
+        glc_blocks_to_cover((three_d ? g.nz : g.ny) - 2, star_chunk) <= 65535 &&
+        (!three_d || glc_blocks_to_cover(g.ny - 2, star_by) <= 65535)) {
+      code = launch_star(l, u, out, three_d, w);
+    } else {
+      const int vec = hopper ? vector_width : 1;
+      const int bx = l.block_x ? l.block_x : (g.ny == 1 ? 256 : (hopper ? 32 : 64));
+      const int by = l.block_y ? l.block_y : (g.ny == 1 ? 1 : 4);
+      if (bx * by > 1024) return glc_fail(cudaErrorInvalidValue, "stencil_interior (block)");
+      const size_t ix = g.nx - 2 * g.rx, iy = g.ny - 2 * g.ry, iz = g.nz - 2 * g.rz;
+      dim3 grid(glc_grid_dim(glc_blocks_to_cover(glc_blocks_to_cover(ix, vec), bx), glc_max_grid_x),
+                glc_grid_dim(glc_blocks_to_cover(iy, by)), glc_grid_dim(iz));
+      code = hopper ? glc_launch(stencil_interior<T, vector_width>, "stencil_interior", grid,
+                                 dim3(bx, by), l.stream, u, out, g, l.taps)
+                    : glc_launch(stencil_interior<T, 1>, "stencil_interior", grid, dim3(bx, by),
+                                 l.stream, u, out, g, l.taps);
+    }
+    if (code != cudaSuccess) return code;
+  }
+  const size_t face_rows = empty ? 0
+                                 : static_cast<size_t>(2 * g.rz) * g.ny +
+                                       static_cast<size_t>(g.nz - 2 * g.rz) * (2 * g.ry);
+  const size_t cells = empty ? static_cast<size_t>(g.nz) * g.ny * g.nx
+                             : face_rows * g.nx + static_cast<size_t>(g.nz - 2 * g.rz) *
+                                                      (g.ny - 2 * g.ry) * (2 * g.rx);
+  if (cells == 0) return cudaSuccess;
+  const int block = 256;
+  dim3 grid(glc_grid_dim(glc_blocks_to_cover(cells, block), 1u << 20));
+  return glc_launch(stencil_boundary<T>, "stencil_boundary", grid, dim3(block), l.stream, u, out, g,
+                    l.taps, empty, face_rows);
+}
+
+template int glc_stencil_split<float>(const glc_stencil_launch<float> &, const float *, float *,
+                                      bool);
+template int glc_stencil_split<double>(const glc_stencil_launch<double> &, const double *, double *,
+                                       bool);

@@ -341,9 +341,12 @@ def _schema_state(conn, file):
     """'ready' for a gpulab store of a schema this code reads, 'empty' for a file with nothing
     in it yet (a new or zero-length file); StoreError for anything else."""
     try:
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        # one statement, so one snapshot: three would let another process's first save commit
+        # between them (tables there, application_id not yet read as set)
+        app_id, version, tables = conn.execute(
+            "SELECT (SELECT application_id FROM pragma_application_id), "
+            "(SELECT user_version FROM pragma_user_version), "
+            "(SELECT count(*) FROM sqlite_master)").fetchone()
     except sqlite3.OperationalError:
         raise  # a locked database: the caller retries
     except sqlite3.DatabaseError as e:

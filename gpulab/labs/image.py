@@ -92,7 +92,10 @@ def _pair(value, name, kind=numbers.Real):
 def _real(value, name):
     if not isinstance(value, numbers.Real) or isinstance(value, bool):
         raise TypeError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an int past float's range
+        raise ValueError(f"{name} must be finite and >= 0, got {value}") from None
     if not math.isfinite(value) or value < 0:
         raise ValueError(f"{name} must be finite and >= 0, got {value}")
     return value

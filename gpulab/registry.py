@@ -52,11 +52,17 @@ class Variant:
 
 
 def _kernel_lists(text):
-    """{'kernels', 'sometimes'} from a table's kernel list, "a b (c)": every name, and the ones
-    in parentheses, which only some calls launch."""
-    words = (text or "").split()
-    return {"kernels": tuple(w.strip("()") for w in words),
-            "sometimes": tuple(w.strip("()") for w in words if w.startswith("("))}
+    """{'kernels', 'sometimes'} from a table's kernel list, "a b (c) (d e)": every name, and the
+    ones in parentheses, which only some calls launch."""
+    kernels, sometimes, inside = [], [], False
+    for word in (text or "").split():
+        inside = inside or word.startswith("(")
+        name = word.strip("()")
+        kernels.append(name)
+        if inside:
+            sometimes.append(name)
+        inside = inside and not word.endswith(")")
+    return {"kernels": tuple(kernels), "sometimes": tuple(sometimes)}
 
 
 _ALL = tuple(Variant(**{**d, "dtypes": tuple(d["dtypes"]),

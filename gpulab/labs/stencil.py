@@ -61,8 +61,11 @@ def _weights(weights, ndim):
         if w.ndim != ndim:
             raise ValueError(f"weights: {weights!r} is a {w.ndim}-D stencil, u is {ndim}-D")
         return w
-    if hasattr(weights, "__cuda_array_interface__") or hasattr(weights, "get"):
-        raise TypeError("weights must be a NumPy array (a few host values), not a device array")
+    if hasattr(weights, "__cuda_array_interface__") or isinstance(weights, _core.DeviceArray):
+        # the kernels take the weights by value: a few numbers, copied here (a wait on the
+        # device), so that weights may sit where u does
+        from .. import as_device
+        weights = as_device(weights).get()
     try:
         w = np.asarray(weights)
     except Exception:
@@ -256,6 +259,8 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, variant=None
         h = float(h)
     except OverflowError:
         raise ValueError(f"h must be a positive finite spacing, got {h!r}") from None
+    if not (h > 0 and math.isfinite(h)):
+        raise ValueError(f"h must be a positive finite spacing, got {h!r}")
     if iters is not None and iters > MAX_SWEEPS:
         raise ValueError(f"iters must be <= {MAX_SWEEPS}, got {iters}")
     if tol is not None and not (float(tol) > 0):

@@ -148,3 +148,10 @@ def test_variant_docs_are_generated_from_the_registry():
     spec.loader.exec_module(docs)
     with open(docs.PATH) as f:
         assert f.read() == docs.render(), "docs/variants.md is stale: run tools/variant_docs.py"
+
+
+def test_kernel_lists_read_single_and_grouped_parentheses():
+    from gpulab.registry import _kernel_lists
+    got = _kernel_lists("a (b) c (d e f) g")
+    assert got["kernels"] == ("a", "b", "c", "d", "e", "f", "g")
+    assert got["sometimes"] == ("b", "d", "e", "f")

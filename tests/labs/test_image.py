@@ -240,12 +240,18 @@ def test_mariani_silver_is_the_algorithm_where_misled(v):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("v", variant_params("mandelbrot", backend="cuda"))
-def test_mandelbrot_large_view_matches_per_pixel(v):
-    got = gl.mandelbrot(2048, 2048, (-2.0, 0.5), (-1.25, 1.25), 1024, variant=v.id)
-    want = gl.mandelbrot(2048, 2048, (-2.0, 0.5), (-1.25, 1.25), 1024, variant="per_pixel")
-    np.testing.assert_array_equal(got, want)
-    cpu = gl.mandelbrot(2048, 2048, (-2.0, 0.5), (-1.25, 1.25), 1024, variant="openmp")
-    np.testing.assert_array_equal(want, cpu)
+def test_mandelbrot_large_view(v):
+    """The whole set at 2048^2, max 1024: per pixel equals the CPU's map; Mariani-Silver equals
+    the emulation of its border test on that map. On the H100 (26bfb2c) that differs from the
+    per-pixel map in 6 of 4194304 pixels, filaments that pass between the border's samples."""
+    args = (2048, 2048, (-2.0, 0.5), (-1.25, 1.25), 1024)
+    per_pixel = gl.mandelbrot(*args, variant="openmp")
+    got = gl.mandelbrot(*args, variant=v.id)
+    if v.name == "per_pixel":
+        np.testing.assert_array_equal(got, per_pixel)
+    else:
+        np.testing.assert_array_equal(got, ref.mariani_silver_emulation(per_pixel))
+        assert np.count_nonzero(got != per_pixel) <= 64
 
 
 def test_mandelbrot_refusals():

@@ -254,7 +254,7 @@ static PyObject *py_jacobi(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
   p.h = PyFloat_AsDouble(args[2]);
   if (p.h == -1.0 && PyErr_Occurred()) return NULL;
   if (!(p.h > 0) || p.h == HUGE_VAL)
-    return PyErr_Format(PyExc_ValueError, "h must be a positive finite spacing, got %g", p.h);
+    return PyErr_Format(PyExc_ValueError, "h must be a positive finite spacing, got %R", args[2]);
   p.tol = PyFloat_AsDouble(args[4]);
   if (p.tol == -1.0 && PyErr_Occurred()) return NULL;
   if (size_arg(args[3], "iters", 0, &p.max_sweeps) < 0 ||

@@ -103,6 +103,21 @@ class CudaView:
         self.__cuda_array_interface__ = cai
 
 
+
+def placed(where, a):
+    """a where a test runs a variant: on the device for "device", as it is for "numpy"."""
+    return gl.to_device(a) if where == "device" else a
+
+
+def fetched(where, a):
+    """An op's output as a NumPy array, after checking that it came back where its inputs were:
+    a DeviceArray for "device", a NumPy array for "numpy"."""
+    if where == "device":
+        assert isinstance(a, gl.DeviceArray)
+        return a.get()
+    assert isinstance(a, np.ndarray)
+    return a
+
 def to_device_args(args):
     return [gl.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import CudaView, child_env, rng_for, variant_params, variant_where_params
+from conftest import CudaView, child_env, fetched, rng_for, variant_params, variant_where_params
 from references import linalg as ref
 
 MATVEC_VW = variant_where_params("matvec")
@@ -35,13 +35,6 @@ def put(where, *arrays):
     return [gl.to_device(a) if where == "device" else a for a in arrays]
 
 
-def get(where, a):
-    if where == "device":
-        assert isinstance(a, gl.DeviceArray)
-        return a.get()
-    assert isinstance(a, np.ndarray)
-    return a
-
 
 def normal(rng, shape, dtype):
     return rng.standard_normal(shape).astype(dtype)
@@ -60,7 +53,7 @@ def test_matvec_shapes(v, where):
         for m, n in MATVEC_SHAPES:
             rng = rng_for("matvec", v.id, m, n)
             A, x = normal(rng, (m, n), dtype), normal(rng, n, dtype)
-            got = get(where, gl.matvec(*put(where, A, x), variant=v.id))
+            got = fetched(where, gl.matvec(*put(where, A, x), variant=v.id))
             ref.check_matvec(got, A, x)
 
 
@@ -115,7 +108,7 @@ def test_matmul_shapes(v, where):
         for m, k, n in MATMUL_SHAPES:
             rng = rng_for("matmul", v.id, m, k, n)
             A, B = normal(rng, (m, k), dtype), normal(rng, (k, n), dtype)
-            got = get(where, gl.matmul(*put(where, A, B), variant=v.id))
+            got = fetched(where, gl.matmul(*put(where, A, B), variant=v.id))
             ref.check_matmul(got, A, B, variant=v)
 
 
@@ -172,7 +165,7 @@ def test_transpose_shapes(v, where):
     for dtype in dtypes_of(v):
         for rows, cols in TRANSPOSE_SHAPES:
             A = np.arange(rows * cols).reshape(rows, cols).astype(dtype)
-            got = get(where, gl.transpose(*put(where, A), variant=v.id))
+            got = fetched(where, gl.transpose(*put(where, A), variant=v.id))
             if v.ceiling:
                 assert got.shape == (cols, rows) and got.tobytes() == A.tobytes()
             else:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import child_env, rng_for, variant_where_params
+from conftest import child_env, fetched, placed, rng_for, variant_where_params
 from references import sparse as ref
 
 sp = pytest.importorskip("scipy.sparse")
@@ -23,16 +23,6 @@ SPMM_VW = variant_where_params("spmm")
 SPMM_KS = [1, 3, 4, 5, 32, 33]
 
 
-def put(where, x):
-    return gl.to_device(x) if where == "device" else x
-
-
-def get(where, y):
-    if where == "device":
-        assert isinstance(y, gl.DeviceArray)
-        return y.get()
-    assert isinstance(y, np.ndarray)
-    return y
 
 
 @pytest.mark.parametrize("v, where", SPMV_VW)
@@ -40,7 +30,7 @@ def test_spmv_against_scipy(v, where):
     rng = rng_for("spmv", v.id, where)
     for label, raw, A in ref.typed_cases(rng):
         x = rng.standard_normal(A.shape[1]).astype(A.dtype)
-        y = get(where, gl.spmv(A.to_device() if where == "device" else A, put(where, x),
+        y = fetched(where, gl.spmv(A.to_device() if where == "device" else A, placed(where, x),
                                variant=v.id))
         try:
             ref.check_spmv_arrays(y, *raw, x, A.dtype)
@@ -55,7 +45,7 @@ def test_spmm_against_scipy(v, where):
         dA = A.to_device() if where == "device" else A
         for k in SPMM_KS if label.split()[0] in ("s3_4x4", "empty_rows", "one_huge_row") else [3]:
             B = rng.standard_normal((A.shape[1], k)).astype(A.dtype)
-            C = get(where, gl.spmm(dA, put(where, B), variant=v.id))
+            C = fetched(where, gl.spmm(dA, placed(where, B), variant=v.id))
             try:
                 ref.check_spmm_arrays(C, *raw, B, A.dtype)
             except AssertionError as e:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import rng_for, variant_where_params
+from conftest import placed, rng_for, variant_where_params
 from references import sparse as ref
 
 sp = pytest.importorskip("scipy.sparse")
@@ -38,12 +38,9 @@ def spd_problems(rng, dtype, index):
         yield label, A, rng.standard_normal(A.shape[0]).astype(dtype)
 
 
-def put(where, x):
-    return gl.to_device(x) if where == "device" else x
-
 
 def run(v, where, A, b, **kw):
-    res = gl.cg(A.to_device() if where == "device" else A, put(where, b), variant=v.id, **kw)
+    res = gl.cg(A.to_device() if where == "device" else A, placed(where, b), variant=v.id, **kw)
     assert isinstance(res, gl.CgResult)
     x = res.x
     if where == "device":
@@ -107,7 +104,7 @@ def test_x0_and_check_every(v, where):
     A = gl.sparse.poisson2d(9, shift=0.5)
     b = rng.standard_normal(81)
     x0 = rng.standard_normal(81)
-    res = gl.cg(A.to_device() if where == "device" else A, put(where, b), x0=put(where, x0),
+    res = gl.cg(A.to_device() if where == "device" else A, placed(where, b), x0=placed(where, x0),
                 variant=v.id, rtol=0.0, maxiter=3, M=None)
     x = res.x.get() if where == "device" else res.x
     ref.check_cg(res._replace(x=x), A, b, x0, 0.0, 0.0, 3, None)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import rng_for, variant_params, variant_where_params
+from conftest import fetched, placed, rng_for, variant_params, variant_where_params
 from references import stencil as ref
 
 STENCIL_VW = variant_where_params("stencil")
@@ -34,16 +34,6 @@ def weights_for(shape, r, rng):
     return w
 
 
-def put(where, a):
-    return gl.to_device(a) if where == "device" else a
-
-
-def get(where, a):
-    if where == "device":
-        assert isinstance(a, gl.DeviceArray)
-        return a.get()
-    assert isinstance(a, np.ndarray)
-    return a
 
 
 @pytest.mark.parametrize("v, where", STENCIL_VW)
@@ -54,8 +44,8 @@ def test_stencil_matches_numpy(v, where, boundary, shape, r):
     dtype = np.float64 if sum(shape) % 2 else np.float32
     u = rng.standard_normal(shape).astype(dtype)
     w = weights_for(shape, r, rng)
-    got = gl.stencil(put(where, u), w, boundary=boundary, variant=v.id)
-    ref.check_stencil(get(where, got), u, w, boundary)
+    got = gl.stencil(placed(where, u), w, boundary=boundary, variant=v.id)
+    ref.check_stencil(fetched(where, got), u, w, boundary)
 
 
 # rows of a multiple of 4 (and 2) take the star kernels' 16-byte path
@@ -310,10 +300,10 @@ def test_jacobi_converges_to_the_direct_solve(v, where, shape):
     f = rng.standard_normal(shape)
     u0 = rng.standard_normal(shape)  # the faces' values are the Dirichlet data
     h = 0.25
-    r = gl.jacobi(put(where, f), put(where, u0), h=h, iters=20000, tol=1e-9, check_every=10,
+    r = gl.jacobi(placed(where, f), placed(where, u0), h=h, iters=20000, tol=1e-9, check_every=10,
                   variant=v.id)
     assert r.converged and r.residuals[-1] <= 1e-9
-    u = get(where, r.u)
+    u = fetched(where, r.u)
     want = direct_solve(f, u0, h)
     # the error is A^-1 times the residual; for these grids ||A^-1|| h^-2 is below 10
     assert np.max(np.abs(u - want)) <= 1e-8 * max(1.0, np.max(np.abs(want))), \
@@ -341,7 +331,7 @@ def test_jacobi_sweeps_match_numpy(v, where, dtype, shape, iters, check_every):
     rng = rng_for("sweeps", shape, iters)
     f = rng.standard_normal(shape).astype(dtype)
     u0 = rng.standard_normal(shape).astype(dtype)
-    r = gl.jacobi(put(where, f), put(where, u0), h=0.7, iters=iters, check_every=check_every,
+    r = gl.jacobi(placed(where, f), placed(where, u0), h=0.7, iters=iters, check_every=check_every,
                   variant=v.id)
     ref.check_jacobi(r.get(), f, u0, 0.7, iters, None, check_every)
     assert r.sweeps == iters and not r.converged

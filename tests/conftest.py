@@ -26,7 +26,20 @@ def gpu_skip_reason():
     return f"needs a CUDA GPU; {status} [reason: {getattr(status, 'reason', '?')}]"
 
 
+def _shard(items):
+    """GPULAB_SHARD="k/n": only every n-th test from the k-th (0-based), so that n processes share
+    one GPU machine's suite (tools/gpu-check.sh, GPULAB_TEST_SHARDS)."""
+    shard = os.environ.get("GPULAB_SHARD")
+    if not shard:
+        return
+    k, n = (int(x) for x in shard.split("/"))
+    if not 0 <= k < n:
+        raise pytest.UsageError(f"GPULAB_SHARD must be k/n with 0 <= k < n, got {shard!r}")
+    items[:] = [item for i, item in enumerate(items) if i % n == k]
+
+
 def pytest_collection_modifyitems(config, items):
+    _shard(items)
     if GPU:
         return
     skip = pytest.mark.skip(reason=gpu_skip_reason())

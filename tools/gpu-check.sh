@@ -18,6 +18,8 @@
 # GPULAB_BASELINE=<another tree, built in place>: the bench step also runs each benchmark there,
 # just before this tree's, and tools/compare_benchmarks.py compares the two (before and after a
 # change, in one run). GPULAB_BENCH="saxpy_ladder reduce_ladder": only these benchmarks.
+# GPULAB_TEST_SHARDS=4: the suite as 4 pytest processes at once (the whole suite takes ~10 min
+# as one process on the H100 since wave 2; correctness, not timing, so they may share the GPU).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
@@ -80,8 +82,21 @@ for step in $steps; do
     show import
     ;;
   test)
-    # The full fuzz is the fuzz step's, with its log: not twice.
-    run pytest python3 -m pytest -q -rs --deselect tests/core/test_fuzz.py::test_fuzz_full
+    # The full fuzz is the fuzz step's, with its log: not twice. GPULAB_TEST_SHARDS=n runs the
+    # suite as n processes at once (tests/conftest.py's GPULAB_SHARD), their logs one after
+    # another in pytest.log and one verdict, FAIL if any shard fails.
+    shards=${GPULAB_TEST_SHARDS:-1}
+    if [ "$shards" -le 1 ]; then
+      run pytest python3 -m pytest -q -rs --deselect tests/core/test_fuzz.py::test_fuzz_full
+    else
+      for k in $(seq 0 $((shards - 1))); do
+        run "pytest-$k" env GPULAB_SHARD="$k/$shards" python3 -m pytest -q -rs \
+          --deselect tests/core/test_fuzz.py::test_fuzz_full &
+      done
+      wait
+      for k in $(seq 0 $((shards - 1))); do cat "$LOGS/pytest-$k.log"; done >"$LOGS/pytest.log"
+      python3 tools/pytest_totals.py "$LOGS"/pytest-*.log >>"$LOGS/pytest.log"
+    fi
     show pytest
     ;;
   sanitize)

@@ -56,8 +56,9 @@ class BenchResult:
             text += (f"{self.median_ms:.4f} ms, {format_rate(self.gflops)} GFLOP/s{own} "
                      f"({format_fraction(self.frac_fma)} of FMA)")
         else:
+            own = f", {format_rate(self.unit_rate)} {self.unit}" if self.unit else ""
             text += (f"{self.median_ms:.4f} ms, {format_rate(self.gbps)} GB/s "
-                     f"({format_fraction(self.frac_copy)} of copy)")
+                     f"({format_fraction(self.frac_copy)} of copy){own}")
         for name, p in self.peers.items():
             text += f", {name} {p['median_ms']:.4f} ms (x{p['speedup']:.2f})"
         return text

@@ -51,16 +51,20 @@ def results_table(results: Iterable[BenchResult]) -> str:
     """One row per result. The rate columns follow each row's bound (BenchResult.bound): GB/s
     and of copy for memory-bound rows; GFLOP/s, the op's own unit (if it has one) and of FMA for
     compute-bound rows. A table that mixes bounds has both sets, blank where a row's bound is
-    the other: a rate that does not bound the op is not printed."""
+    the other: a rate that does not bound the op is not printed. An op's own unit is printed
+    on memory-bound rows too, after of copy (Mandelbrot's Gpixels/s: its cost model counts the
+    image it writes, its iterations are data)."""
     results = list(results)
     peer_names = sorted({p for r in results for p in r.peers})
     compute_rows = [r for r in results if r.bound == "compute"]
     # an empty table keeps the memory columns it always had
     memory = not results or len(compute_rows) < len(results)
     units = list(dict.fromkeys(r.unit for r in compute_rows if r.unit))
+    memory_units = list(dict.fromkeys(r.unit for r in results
+                                      if r.unit and r.bound == "memory" and r.unit not in units))
     header = ["id", "variant", "backend", "ms"]
     if memory:
-        header += ["GB/s", "of copy"]
+        header += ["GB/s", "of copy", *memory_units]
     if compute_rows:
         header += ["GFLOP/s", *units, "of FMA"]
     header += [f"x {p}" for p in peer_names]
@@ -72,6 +76,8 @@ def results_table(results: Iterable[BenchResult]) -> str:
         if memory:
             row += ([format_rate(r.gbps), format_fraction(r.frac_copy)] if r.bound == "memory"
                     else ["", ""])
+            row += [format_rate(r.unit_rate) if r.bound == "memory" and r.unit == u else ""
+                    for u in memory_units]
         if compute_rows:
             if r.bound == "compute":
                 row += [format_rate(r.gflops)]

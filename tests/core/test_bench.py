@@ -287,3 +287,15 @@ def test_sweep_blocks_and_mixed_backends():
                    warmup=0, progress=False)
     assert [r.variant for r in res] == [cuda[0].id]
     assert [c["variant"] for c, _ in res.skipped] == [cpu.id]
+
+
+def test_an_op_unit_shows_on_memory_bound_rows():
+    """Mandelbrot's cost counts the image it writes (its iterations are data), so it reads as
+    memory-bound; its Gpixels/s still belongs in the row and the table."""
+    from gpulab.report import results_table
+    r = gl.bench(gl.mandelbrot, 64, 48, (-2.0, 0.5), (-1.25, 1.25), 32, variant="openmp",
+                 repeat=2, warmup=0)
+    assert r.bound == "memory" and r.unit == "Gpixels/s" and r.unit_rate > 0
+    assert "Gpixels/s" in str(r)
+    header = results_table([r]).splitlines()[0].split()
+    assert "Gpixels/s" in header and "GFLOP/s" not in header

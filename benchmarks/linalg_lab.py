@@ -153,7 +153,7 @@ def grid_sweep(sizes, matmul):
             r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=GRID_REPEAT, **kw)
             out = row(r, m=s, n=s, k=s, config=kw,
                       default=all(v.tunables[k]["default"] == x for k, x in kw.items()))
-            out["frac_cublas"] = cublas["median_ms"] / r["median_ms"] if cublas else None
+            out["frac_cublas"] = cublas["median_ms"] / r.median_ms if cublas else None
             rows.append(out)
         print(gl.Table([{"m": r["m"], "config": " ".join(f"{k}={x}" for k, x in r["config"].items()),
                          "median_ms": r["median_ms"], "gflops": r["gflops"],
@@ -171,7 +171,7 @@ def grid_best(grid):
         out[str(s)] = {"config": best["config"], "median_ms": best["median_ms"],
                        "gflops": best["gflops"], "frac_cublas": best["frac_cublas"],
                        "frac_fma": best["frac_fma"],
-                       "default_over_best": (best["median_ms"] / default["median_ms"]
+                       "default_frac_of_best": (best["median_ms"] / default["median_ms"]
                                              if default else None)}
     return out
 

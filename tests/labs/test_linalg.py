@@ -4,6 +4,8 @@ inputs, with every tunable value; S2's -O0..-O3 matvec variants against each oth
 which name their argument; and the name -> id numbering of cuda/linalg/linalg.h."""
 
 import itertools
+import os
+import shutil
 import subprocess
 import sys
 
@@ -156,6 +158,23 @@ def test_multistage_off_the_16_byte_grain(v, kw):
     got = gl.matmul(CudaView(gl.to_device(A), (m, k), offset=4),
                     CudaView(gl.to_device(B), (k, n), offset=4), variant=v.id, **kw).get()
     ref.check_matmul(got, A[1:].reshape(m, k), B[1:].reshape(k, n), variant=v)
+
+
+EMULATOR = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "emulate",
+                        "multistage.py")
+
+
+@pytest.mark.skipif(not shutil.which("g++") or not os.path.isfile(
+    os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include", "cuda_runtime.h")),
+    reason="needs g++ and the CUDA headers")
+def test_multistage_kernel_emulated_on_the_cpu():
+    """The multistage kernel's own source, every configuration of its table row, run on the CPU
+    by tools/emulate/multistage.py (threads as std::threads, cp.async copies landing at issue or
+    only at their wait, shared memory poisoned with NaN): its indexing, guards and pipeline
+    order against float64 on awkward shapes, without a GPU."""
+    done = subprocess.run([sys.executable, EMULATOR], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0 and "ALL OK" in done.stdout, done.stdout[-2000:] + done.stderr
 
 
 def test_the_bound_is_tight_enough_to_catch_a_dropped_term():

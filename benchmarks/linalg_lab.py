@@ -18,6 +18,9 @@ issue's targets: the best hand-written SGEMM >= 0.9x cuBLAS at 4096^3 and 8192^3
 transpose >= 0.9x the copy; the best hand-written matvec >= 1.0x cuBLAS SGEMV at 16384^2.
 
     python benchmarks/linalg_lab.py [--repeat 10] [--quick]
+    python benchmarks/linalg_lab.py --sgemm-grid   # only cuBLAS, double_buffered and the top
+                                                   # rung's grid at 4096^3 and 8192^3 (seconds),
+                                                   # saved as linalg_sgemm_grid.json
 """
 
 import argparse
@@ -78,7 +81,7 @@ def matvec_scaling(repeat):
     return rows
 
 
-def matmul_ladder(sizes, repeat):
+def matmul_ladder(sizes, repeat, only=None):
     rows = []
     rng = np.random.default_rng(3)
     for s in sizes:
@@ -86,6 +89,8 @@ def matmul_ladder(sizes, repeat):
         B = gl.to_device(rng.standard_normal((s, s)).astype(np.float32))
         results = {}
         for v in cuda_variants("matmul"):
+            if only and v.name not in only:
+                continue
             if v.name in ("naive", "coalesced") and s > 4096:
                 continue  # minutes per call at 8192^3, and their place in the ladder is set
             r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=repeat if s < 8192 else 3,
@@ -138,6 +143,10 @@ def configurations(v):
             for values in itertools.product(*(v.tunables[name]["values"] for name in names))]
 
 
+def label(config):
+    return " ".join(f"{k}={x}" for k, x in config.items())
+
+
 def grid_sweep(sizes, matmul):
     """The top rung at every configuration of its grid at each size (not one tunable at a time:
     the combinations are what the default must be chosen from), GRID_REPEAT repetitions each,
@@ -155,9 +164,9 @@ def grid_sweep(sizes, matmul):
                       default=all(v.tunables[k]["default"] == x for k, x in kw.items()))
             out["frac_cublas"] = cublas["median_ms"] / r.median_ms if cublas else None
             rows.append(out)
-        print(gl.Table([{"m": r["m"], "config": " ".join(f"{k}={x}" for k, x in r["config"].items()),
-                         "median_ms": r["median_ms"], "gflops": r["gflops"],
-                         "frac_cublas": r["frac_cublas"]} for r in rows if r["m"] == s]))
+        print(gl.Table([{"m": r["m"], "config": label(r["config"]), "median_ms": r["median_ms"],
+                         "gflops": r["gflops"], "frac_cublas": r["frac_cublas"]}
+                        for r in rows if r["m"] == s]))
     return rows
 
 
@@ -220,15 +229,42 @@ def summarize(matvec, matmul, transpose, grid):
     return out
 
 
+def sgemm_grid_only(repeat, sizes):
+    """The decision the top rung's default waits on, alone: the ladder's cuBLAS and
+    double_buffered (the current default) and the top rung at its defaults, then its grid."""
+    settings = {"repeat": repeat, "grid_repeat": GRID_REPEAT, "top_rung": TOP_RUNG,
+                "matmul_sizes": sizes}
+    matmul = matmul_ladder(sizes, repeat, only=("cublas", "double_buffered", TOP_RUNG))
+    print(gl.Table(matmul))
+    grid = grid_sweep(sizes, matmul)
+    summary = {"sgemm_top_rung_best": grid_best(grid)}
+    for s in sizes:
+        hand = [r for r in matmul + grid if r["m"] == s and r["variant"] in HAND_WRITTEN_SGEMM]
+        best = max(hand, key=lambda r: r["frac_cublas"] or 0)
+        summary[f"sgemm_best_{s}"] = {"variant": best["variant"], "config": best.get("config"),
+                                      "frac_cublas": best["frac_cublas"],
+                                      "frac_fma": best["frac_fma"]}
+    print(summary)
+    save("linalg_sgemm_grid", settings, {"fma_gflops": gl.ceilings()["fma_gflops"],
+                                         "summary": summary, "matmul": matmul,
+                                         "matmul_grid": grid})
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--quick", action="store_true",
                         help="small sizes only (a check of the script, not a measurement)")
+    parser.add_argument("--sgemm-grid", action="store_true",
+                        help="only cuBLAS, double_buffered and the top rung's full grid at 4096^3 "
+                             "and 8192^3, saved as linalg_sgemm_grid.json")
     args = parser.parse_args()
     require_gpu()
+    if args.sgemm_grid:
+        return sgemm_grid_only(args.repeat, [512] if args.quick else [4096, 8192])
     quick = args.quick
-    settings = {"repeat": args.repeat, "grid_repeat": GRID_REPEAT, "top_rung": TOP_RUNG, "matvec_n": 2048 if quick else 16384,
+    settings = {"repeat": args.repeat, "grid_repeat": GRID_REPEAT, "top_rung": TOP_RUNG,
+                "matvec_n": 2048 if quick else 16384,
                 "matmul_sizes": [256, 512] if quick else [1024, 4096, 8192],
                 "tunable_size": 512 if quick else 4096,
                 "transpose_n": 2048 if quick else 16384}

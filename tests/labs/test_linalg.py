@@ -114,8 +114,8 @@ def tunable_grid(v):
 
 def tunable_grid_params(op):
     """(variant, tunables) for every combination of every tunable CUDA variant of op."""
-    return [pytest.param(p.values[0], kw, id=f"{p.id}-" + "-".join(f"{k}{x}" for k, x in kw.items()),
-                         marks=p.marks)
+    return [pytest.param(p.values[0], kw, marks=p.marks,
+                         id=f"{p.id}-" + "-".join(f"{k}{x}" for k, x in kw.items()))
             for p in variant_params(op, backend="cuda") if p.values[0].tunables
             for kw in tunable_grid(p.values[0])]
 

@@ -1,11 +1,12 @@
 """The linalg lab's kernels under compute-sanitizer: every CUDA variant of matvec, matmul and
-transpose with every combination of its tunables (block, tile, tm, bm, bn, bk, warps, stages), at
-shapes that are empty, one, odd, exactly a tile and one past it (8, 16, 32, 64 and the 128-wide
-block tiles), tall and skinny and short and wide, in float32 and float64 where the variant takes
-them, from NumPy and from device inputs; and from device views one element past a 16-byte
-boundary (the vectorized matvec, matmul and transpose paths fall back to scalar accesses there). Every result checked
-against tests/references/linalg.py's bounds (transpose exactly; the copy variant as a copy).
-See _common.py.
+transpose with every value of each of its tunables (block, tile, tm, bm, bn, bk), and the top
+SGEMM rung (multistage) with every combination of its warps, bk and stages, at shapes that are
+empty, one, odd, exactly a tile and one past it (8, 16, 32, 64 and the 128-wide block tiles),
+tall and skinny and short and wide, in float32 and float64 where the variant takes them, from
+NumPy and from device inputs; and from device views one element past a 16-byte boundary (the
+vectorized matvec, matmul and transpose paths fall back to scalar accesses there). Every result
+checked against tests/references/linalg.py's bounds (transpose exactly; the copy variant as a
+copy). See _common.py.
 
     python3 tools/sanitize/linalg.py [--inputs both|device] [--only op:id,...]
 """
@@ -56,12 +57,22 @@ class Runner:
             self.check(check, f"{fn.__name__} {v.name} numpy {what} {kw}", got, *host)
 
 
+# Variants whose every combination of tunables is driven (each combination is its own compiled
+# instantiation); the others' tunables one at a time, which keeps racecheck's run short.
+FULL_GRID = ("multistage",)
+
+
 def settings(v):
-    """Every combination of the tunables' values (each is its own compiled instantiation: the
-    SGEMM rungs' bm x bn x bk, multistage's warps x bk x stages); [{}] without tunables."""
+    """The tunables to run v with: every combination for FULL_GRID's variants, else each value
+    of each tunable one at a time, the others at their defaults; [{}] without tunables."""
     names = list(v.tunables)
-    return [dict(zip(names, values))
-            for values in itertools.product(*(v.tunables[name]["values"] for name in names))]
+    if v.name in FULL_GRID:
+        return [dict(zip(names, values))
+                for values in itertools.product(*(v.tunables[name]["values"] for name in names))]
+    out = [{}]
+    for name, t in v.tunables.items():
+        out += [{name: value} for value in t["values"] if value != t["default"]]
+    return out
 
 
 def dtypes(v):

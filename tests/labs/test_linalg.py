@@ -365,6 +365,8 @@ def test_bad_arguments_name_themselves():
         gl.matmul(A, A.T.copy(), variant="ijk", tile=16)
     with pytest.raises(ValueError, match="tn"):
         gl.matmul(A, A.T.copy(), variant="ijk", tn=4)
+    with pytest.raises(ValueError, match="stages"):
+        gl.matmul(A, A.T.copy(), variant="ijk", stages=3)
     with pytest.raises(ValueError, match="tile"):
         gl.transpose(A, variant="blocked", tile=32)
     with pytest.raises(ValueError, match="block"):
@@ -383,6 +385,12 @@ def test_bad_tunable_values_are_refused_before_launch():
         gl.matmul(A, A.T.copy(), variant="shared_tiles", tile=12)
     with pytest.raises(ValueError, match="bk=32 is out of range"):
         gl.matmul(A, A.T.copy(), variant="register_2d", bk=32)
+    with pytest.raises(ValueError, match="stages=5 is out of range"):
+        gl.matmul(A, A.T.copy(), variant="multistage", stages=5)
+    with pytest.raises(ValueError, match="warps=2 is out of range"):
+        gl.matmul(A, A.T.copy(), variant="multistage", warps=2)
+    with pytest.raises(ValueError, match="stages"):
+        gl.matmul(A, A.T.copy(), variant="double_buffered", stages=3)
     with pytest.raises(ValueError, match="block=48 is out of range"):
         gl.matvec(A, np.ones(3, np.float32), variant="warp_per_row", block=48)
     with pytest.raises(TypeError, match="A"):

@@ -30,9 +30,11 @@
 // Shared memory is dynamic: STAGES * BK * (132 + 128) * 4 bytes, up to 66560 at bk = 16 and 4
 // stages, past the 48 KiB static limit (the launch opts in).
 //
-// Any m, n, k: out-of-range elements are copied as zeros (cp.async with a source size of 0),
-// stores are guarded, and blocks loop over row tiles blockIdx.y, blockIdx.y + gridDim.y, ...
-// (gridDim.y is capped at 65535). Registers and predictions: cuda/linalg/SGEMM_RESOURCES.md.
+// Any m, n, k: past k, and past n in B, elements are copied as zeros (cp.async with a source
+// size of 0); A's rows past m are copied from row m - 1 (their results are never stored, and the
+// copy's only guard is then k's, one test a slice); stores are guarded, and blocks loop over row
+// tiles blockIdx.y, blockIdx.y + gridDim.y, ... (gridDim.y is capped at 65535). Registers and
+// predictions: cuda/linalg/SGEMM_RESOURCES.md.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -111,7 +113,7 @@ __global__ void __launch_bounds__(WARPS * 32, 2)
   for (unsigned row0 = blockIdx.y * static_cast<unsigned>(BM); row0 < m32;
        row0 += gridDim.y * static_cast<unsigned>(BM)) {
     const int rows_in = extent(m32 - row0, BM);
-    const unsigned a_offset = (row0 + a_row) * k32 + a_col;
+    const unsigned a_offset = row0 * k32 + a_col;
     // Issues the copies of slice `tile` into stage s (nothing past the last slice) and commits
     // them as one group, an empty one past the end: every step commits one group, so "slice t
     // has landed" is always "at most STAGES - 2 groups pending".
@@ -123,11 +125,14 @@ __global__ void __launch_bounds__(WARPS * 32, 2)
         const int k_in = extent(k32 - k0, BK);
         // At most 4 copies' addresses stay live: more would cost registers that the 8-warp,
         // 16-deep slices do not have under the 128-register cap.
+        // Rows past m are copied from row m - 1 (in range; their results are never stored), so
+        // only k needs zeros, and its test is one per slice.
+        const bool a_in = a_col < k_in;
 #pragma unroll 4
         for (int l = 0; l < BM / A_STEP; ++l) {
           const int r = a_row + l * A_STEP;
-          const bool in = r < rows_in && a_col < k_in;
-          cp_async4(as + a_col * LDA + r, in ? a + (a_offset + l * A_STEP * k32 + k0) : a, in);
+          const unsigned row = r < rows_in ? r : rows_in - 1;
+          cp_async4(as + a_col * LDA + r, a_in ? a + (a_offset + row * k32 + k0) : a, a_in);
         }
         if (b_vector) {
 #pragma unroll

@@ -6,7 +6,10 @@
   * matmul: every CUDA variant at 1024^3, 4096^3 and 8192^3 float32 in GFLOP/s, as a fraction of
     cuBLAS SGEMM (TF32 off) in the same run and of the FP32 FMA ceiling (the TF32 rungs against
     cuBLAS with TF32 on); S0's skewed sweep m = 1024 i, n = 1024 / i, k = 1024 for i = 1, 2,
-    4, ..., 1024; the tile sweep of every tunable variant at 4096^3 (the notebook's heatmap);
+    4, ..., 1024; the tile sweep of every tunable variant at 4096^3 (the notebook's heatmap),
+    one tunable at a time; and the FULL grid of the top rung's configurations (multistage: warps
+    x bk x stages, every combination) at every matmul size, repeat 5, with the best
+    configuration per size against cuBLAS in the summary (`sgemm_top_rung_best`);
   * transpose: every CUDA variant at 16384^2 float32, against the copy variant and CuPy's
     .T.copy() (968 GB/s on the H100, benchmarks/NOTES.md).
 
@@ -15,9 +18,13 @@ issue's targets: the best hand-written SGEMM >= 0.9x cuBLAS at 4096^3 and 8192^3
 transpose >= 0.9x the copy; the best hand-written matvec >= 1.0x cuBLAS SGEMV at 16384^2.
 
     python benchmarks/linalg_lab.py [--repeat 10] [--quick]
+    python benchmarks/linalg_lab.py --sgemm-grid   # only cuBLAS, double_buffered and the top
+                                                   # rung's grid at 4096^3 and 8192^3 (seconds),
+                                                   # saved as linalg_sgemm_grid.json
 """
 
 import argparse
+import itertools
 
 import numpy as np
 
@@ -25,7 +32,10 @@ import gpulab as gl
 from common import require_gpu, save
 
 HAND_WRITTEN_SGEMM = ("naive", "coalesced", "shared_tiles", "padded_tiles", "register_1d",
-                      "register_2d", "vectorized", "warp_tiling", "double_buffered")
+                      "register_2d", "vectorized", "warp_tiling", "double_buffered", "multistage")
+# The ladder's top FP32 rung, whose whole grid of configurations is measured (grid_sweep)
+TOP_RUNG = "multistage"
+GRID_REPEAT = 5
 
 
 def cuda_variants(op):
@@ -71,7 +81,7 @@ def matvec_scaling(repeat):
     return rows
 
 
-def matmul_ladder(sizes, repeat):
+def matmul_ladder(sizes, repeat, only=None):
     rows = []
     rng = np.random.default_rng(3)
     for s in sizes:
@@ -79,6 +89,8 @@ def matmul_ladder(sizes, repeat):
         B = gl.to_device(rng.standard_normal((s, s)).astype(np.float32))
         results = {}
         for v in cuda_variants("matmul"):
+            if only and v.name not in only:
+                continue
             if v.name in ("naive", "coalesced") and s > 4096:
                 continue  # minutes per call at 8192^3, and their place in the ladder is set
             r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=repeat if s < 8192 else 3,
@@ -115,13 +127,62 @@ def matmul_tunables(s, repeat):
     A = gl.to_device(rng.standard_normal((s, s)).astype(np.float32))
     B = gl.to_device(rng.standard_normal((s, s)).astype(np.float32))
     for v in cuda_variants("matmul"):
-        if v.name in ("naive", "coalesced"):
-            continue
+        if v.name in ("naive", "coalesced", TOP_RUNG):
+            continue  # the top rung's combinations are grid_sweep's
         for name, t in v.tunables.items():
             for value in t["values"]:
                 r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=repeat, **{name: value})
                 rows.append(row(r, m=s, n=s, k=s, tunable=name, value=value))
     return rows
+
+
+def configurations(v):
+    """Every combination of v's tunables, from the variant table (each a compiled instance)."""
+    names = list(v.tunables)
+    return [dict(zip(names, values))
+            for values in itertools.product(*(v.tunables[name]["values"] for name in names))]
+
+
+def label(config):
+    return " ".join(f"{k}={x}" for k, x in config.items())
+
+
+def grid_sweep(sizes, matmul):
+    """The top rung at every configuration of its grid at each size (not one tunable at a time:
+    the combinations are what the default must be chosen from), GRID_REPEAT repetitions each,
+    as a fraction of the ladder's cuBLAS at that size (measured in the same run)."""
+    rows = []
+    rng = np.random.default_rng(7)
+    v = next(v for v in cuda_variants("matmul") if v.name == TOP_RUNG)
+    for s in sizes:
+        A = gl.to_device(rng.standard_normal((s, s)).astype(np.float32))
+        B = gl.to_device(rng.standard_normal((s, s)).astype(np.float32))
+        cublas = next((r for r in matmul if r["m"] == s and r["variant"] == "cublas"), None)
+        for kw in configurations(v):
+            r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=GRID_REPEAT, **kw)
+            out = row(r, m=s, n=s, k=s, config=kw,
+                      default=all(v.tunables[k]["default"] == x for k, x in kw.items()))
+            out["frac_cublas"] = cublas["median_ms"] / r.median_ms if cublas else None
+            rows.append(out)
+        print(gl.Table([{"m": r["m"], "config": label(r["config"]), "median_ms": r["median_ms"],
+                         "gflops": r["gflops"], "frac_cublas": r["frac_cublas"]}
+                        for r in rows if r["m"] == s]))
+    return rows
+
+
+def grid_best(grid):
+    """The fastest configuration of the top rung at each size, and where its default stands."""
+    out = {}
+    for s in sorted({r["m"] for r in grid}):
+        at = [r for r in grid if r["m"] == s]
+        best = min(at, key=lambda r: r["median_ms"])
+        default = next((r for r in at if r["default"]), None)
+        out[str(s)] = {"config": best["config"], "median_ms": best["median_ms"],
+                       "gflops": best["gflops"], "frac_cublas": best["frac_cublas"],
+                       "frac_fma": best["frac_fma"],
+                       "default_frac_of_best": (best["median_ms"] / default["median_ms"]
+                                             if default else None)}
+    return out
 
 
 def transpose_ladder(n, repeat):
@@ -139,17 +200,20 @@ def transpose_ladder(n, repeat):
     return rows
 
 
-def summarize(matvec, matmul, transpose):
+def summarize(matvec, matmul, transpose, grid):
     def pick(rows, **match):
         return [r for r in rows if all(r.get(k) == v for k, v in match.items())]
 
-    out = {"targets": {}}
+    out = {"targets": {}, "sgemm_top_rung_best": grid_best(grid)}
     for s in (4096, 8192):
-        hand = [r for r in pick(matmul, m=s) if r["variant"] in HAND_WRITTEN_SGEMM]
+        # the ladder at its defaults, and every configuration of the top rung's grid
+        hand = [r for r in pick(matmul, m=s) + pick(grid, m=s)
+                if r["variant"] in HAND_WRITTEN_SGEMM]
         if hand:
             best = max(hand, key=lambda r: r["frac_cublas"] or 0)
-            out[f"sgemm_best_{s}"] = {"variant": best["variant"], "frac_cublas":
-                                      best["frac_cublas"], "frac_fma": best["frac_fma"]}
+            out[f"sgemm_best_{s}"] = {"variant": best["variant"], "config": best.get("config"),
+                                      "frac_cublas": best["frac_cublas"],
+                                      "frac_fma": best["frac_fma"]}
             out["targets"][f"sgemm >= 0.9x cuBLAS at {s}^3"] = (best["frac_cublas"] or 0) >= 0.9
     best_t = max((r for r in transpose if r["variant"] != "copy"),
                  key=lambda r: r["frac_copy_variant"])
@@ -165,15 +229,42 @@ def summarize(matvec, matmul, transpose):
     return out
 
 
+def sgemm_grid_only(repeat, sizes):
+    """The decision the top rung's default waits on, alone: the ladder's cuBLAS and
+    double_buffered (the current default) and the top rung at its defaults, then its grid."""
+    settings = {"repeat": repeat, "grid_repeat": GRID_REPEAT, "top_rung": TOP_RUNG,
+                "matmul_sizes": sizes}
+    matmul = matmul_ladder(sizes, repeat, only=("cublas", "double_buffered", TOP_RUNG))
+    print(gl.Table(matmul))
+    grid = grid_sweep(sizes, matmul)
+    summary = {"sgemm_top_rung_best": grid_best(grid)}
+    for s in sizes:
+        hand = [r for r in matmul + grid if r["m"] == s and r["variant"] in HAND_WRITTEN_SGEMM]
+        best = max(hand, key=lambda r: r["frac_cublas"] or 0)
+        summary[f"sgemm_best_{s}"] = {"variant": best["variant"], "config": best.get("config"),
+                                      "frac_cublas": best["frac_cublas"],
+                                      "frac_fma": best["frac_fma"]}
+    print(summary)
+    save("linalg_sgemm_grid", settings, {"fma_gflops": gl.ceilings()["fma_gflops"],
+                                         "summary": summary, "matmul": matmul,
+                                         "matmul_grid": grid})
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--quick", action="store_true",
                         help="small sizes only (a check of the script, not a measurement)")
+    parser.add_argument("--sgemm-grid", action="store_true",
+                        help="only cuBLAS, double_buffered and the top rung's full grid at 4096^3 "
+                             "and 8192^3, saved as linalg_sgemm_grid.json")
     args = parser.parse_args()
     require_gpu()
+    if args.sgemm_grid:
+        return sgemm_grid_only(args.repeat, [512] if args.quick else [4096, 8192])
     quick = args.quick
-    settings = {"repeat": args.repeat, "matvec_n": 2048 if quick else 16384,
+    settings = {"repeat": args.repeat, "grid_repeat": GRID_REPEAT, "top_rung": TOP_RUNG,
+                "matvec_n": 2048 if quick else 16384,
                 "matmul_sizes": [256, 512] if quick else [1024, 4096, 8192],
                 "tunable_size": 512 if quick else 4096,
                 "transpose_n": 2048 if quick else 16384}
@@ -187,14 +278,16 @@ def main():
     print(gl.Table(matmul))
     skewed = [] if quick else matmul_skewed(args.repeat)
     tunables = matmul_tunables(settings["tunable_size"], args.repeat)
+    grid = grid_sweep(settings["matmul_sizes"], matmul)
     transpose = transpose_ladder(settings["transpose_n"], args.repeat)
     print(gl.Table(transpose))
-    summary = summarize(matvec, matmul, transpose)
+    summary = summarize(matvec, matmul, transpose, grid)
     print(summary)
     save("linalg_lab", settings, {"copy_gbps": ceilings["copy_gbps"],
                                   "fma_gflops": ceilings["fma_gflops"], "summary": summary,
                                   "matvec": matvec, "matvec_scaling": scaling, "matmul": matmul,
                                   "matmul_skewed": skewed, "matmul_tunables": tunables,
+                                  "matmul_grid": grid,
                                   "transpose": transpose})
 
 

@@ -45,6 +45,7 @@ enum glc_matmul_variant {
   GLC_MATMUL_CUBLAS = 9,          /* cuBLAS SGEMM/DGEMM, TF32 off */
   GLC_MATMUL_TF32_WMMA = 10,      /* tensor cores, TF32 inputs, FP32 accumulate */
   GLC_MATMUL_CUBLAS_TF32 = 11,    /* cuBLAS SGEMM with TF32 tensor-op math: variant 10's peer */
+  GLC_MATMUL_MULTISTAGE = 12,     /* warp tiles, 2-4 cp.async stages, two blocks an SM (after 8) */
   /* CPU ladder */
   GLC_MATMUL_CPU_IJK = 100,
   GLC_MATMUL_CPU_IKJ = 101,
@@ -66,6 +67,8 @@ typedef struct {
   int tile;       /* variants 2-3: the square shared tile (8, 16 or 32) */
   int bm, bn, bk; /* variants 4-8 and 10: the block tile */
   int tm, tn;     /* variants 4-8: the thread tile */
+  int warps;      /* variant 12: warps per 128 x 128 block tile (4 or 8) */
+  int stages;     /* variant 12: shared stages of the cp.async pipeline (2, 3 or 4) */
 } glc_matmul_tunables;
 
 /* y[m] = A[m x n] x[n]; dtype GLC_F32 or GLC_F64. block: threads per block (0: default). */

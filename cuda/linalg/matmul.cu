@@ -1,7 +1,8 @@
 // Matmul variants 0-3 and the entry of the whole SGEMM ladder: C = A B for row-major float32
 // (S3 2.3 and 4.2, the usual ladder's first rungs). Each thread computes one element of C;
 // what changes from rung to rung is where the operands come from. The register-blocked rungs
-// (4-8, 10) live in matmul_register.cu, matmul_warp.cu and matmul_tf32.cu (matmul_blocked.h);
+// (4-8, 10, 12) live in matmul_register.cu, matmul_warp.cu, matmul_tf32.cu and
+// matmul_multistage.cu (matmul_blocked.h);
 // cuBLAS (9, 11) in cublas.cu. Every kernel takes any M, N, K: loads past the edge read zeros,
 // stores past it are skipped.
 #include <climits>
@@ -141,6 +142,7 @@ extern "C" int glc_matmul(int variant, const glc_matmul_tunables *tunables, int 
     case GLC_MATMUL_WARP_TILING:
     case GLC_MATMUL_DOUBLE_BUFFERED:
     case GLC_MATMUL_TF32_WMMA:
+    case GLC_MATMUL_MULTISTAGE:
       if (glc_matmul_blocked_resolve(variant, &t) != 0)
         return glc_fail(cudaErrorInvalidValue, "glc_matmul(tunables)");
       break;
@@ -181,6 +183,8 @@ extern "C" int glc_matmul(int variant, const glc_matmul_tunables *tunables, int 
       return glc_matmul_warp(variant, &t, m, n, k, fa, fb, fc, s);
     case GLC_MATMUL_TF32_WMMA:
       return glc_matmul_tf32(&t, m, n, k, fa, fb, fc, s);
+    case GLC_MATMUL_MULTISTAGE:
+      return glc_matmul_multistage(&t, m, n, k, fa, fb, fc, s);
     default:
       return matmul_simple(variant, t.tile, static_cast<int>(m), static_cast<int>(n),
                            static_cast<int>(k), fa, fb, fc, s);

@@ -52,33 +52,6 @@ __device__ __forceinline__ void warp_tile_step(const float (&as)[BM + a_pad], co
   outer_product(ra, rb, acc);
 }
 
-// Writes a thread's 8 x 8 results: result (i, j) is C's row row0 + wr + (i / 4) * 16 + lr * 4 +
-// i % 4, column col0 + wc + (j / 4) * 32 + lc * 4 + j % 4. rows_in, cols_in: the tile's extent.
-__device__ __forceinline__ void store_warp_tile(float *c, size_t n, size_t row0, size_t col0,
-                                                int rows_in, int cols_in, int wr, int wc, int lr,
-                                                int lc, bool vector, const float (&acc)[8][8]) {
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int r = wr + (i / 4) * 16 + lr * 4 + i % 4;
-    if (r >= rows_in) continue;
-    float *c_row = c + (row0 + r) * n + col0;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int col = wc + h * 32 + lc * 4;
-      if (vector) {
-        // n % 4 == 0 and col0 % 4 == 0: the float4 is wholly inside or wholly outside.
-        if (col < cols_in)
-          *reinterpret_cast<float4 *>(c_row + col) =
-              make_float4(acc[i][h * 4], acc[i][h * 4 + 1], acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
-      } else {
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-          if (col + j < cols_in) c_row[col + j] = acc[i][h * 4 + j];
-      }
-    }
-  }
-}
-
 // Variant 7. Variant 6's loads (16-byte global loads through registers, A stored transposed in
 // shared memory) and tiles, with the thread tiles laid out by warp (the file's opening comment):
 // the B reads lose their 2-way bank conflict, A reads stay broadcasts, and C's stores become
@@ -105,7 +78,8 @@ __global__ void __launch_bounds__((BM * BN) / 64, 1)
         warp_tile_step<BM, BN>(as_k, bs_k, wr, wc, lr, lc, acc);
       },
       [&](size_t row0, size_t col0, int rows_in, int cols_in, const float(&acc)[8][8]) {
-        store_warp_tile(c, n, row0, col0, rows_in, cols_in, wr, wc, lr, lc, vector & vector_c, acc);
+        store_warp_tile<8>(c, n, row0, col0, rows_in, cols_in, wr, wc, lr, lc, vector & vector_c,
+                           acc);
       });
 }
 
@@ -191,18 +165,8 @@ __global__ void __launch_bounds__((BM * BN) / 64, 1)
         warp_tile_step<BM, BN>(as[s][kk], bs[s][kk], wr, wc, lr, lc, acc);
       __syncthreads();  // stage s is refilled in step t + 1
     }
-    store_warp_tile(c, n, row0, col0, rows_in, cols_in, wr, wc, lr, lc, vector & vector_c, acc);
+    store_warp_tile<8>(c, n, row0, col0, rows_in, cols_in, wr, wc, lr, lc, vector & vector_c, acc);
   }
-}
-
-// 1 when the current device runs cp.async (compute capability 8.0 or newer).
-int has_cp_async(bool *yes) {
-  int device = 0, major = 0;
-  int code = GLC_CUDA(cudaGetDevice, &device);
-  if (code) return code;
-  code = GLC_CUDA(cudaDeviceGetAttribute, &major, cudaDevAttrComputeCapabilityMajor, device);
-  *yes = major >= 8;
-  return code;
 }
 
 template <int BM, int BN, int BK>

@@ -140,6 +140,46 @@ __device__ __forceinline__ void sgemm_float4_slices(size_t m, size_t n, size_t k
   }
 }
 
+// Variants 7, 8 and 12: writes a thread's TM x 8 results of the warp layout (4 x 8 lanes, TM / 4
+// x 2 sub-tiles of 4 x 4): result (i, j) is C's row row0 + wr + (i / 4) * 16 + lr * 4 + i % 4,
+// column col0 + wc + (j / 4) * 32 + lc * 4 + j % 4. rows_in, cols_in: the tile's extent.
+// vector: c 16-byte aligned and n % 4 == 0.
+template <int TM>
+__device__ __forceinline__ void store_warp_tile(float *c, size_t n, size_t row0, size_t col0,
+                                                int rows_in, int cols_in, int wr, int wc, int lr,
+                                                int lc, bool vector, const float (&acc)[TM][8]) {
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int r = wr + (i / 4) * 16 + lr * 4 + i % 4;
+    if (r >= rows_in) continue;
+    float *c_row = c + (row0 + r) * n + col0;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int col = wc + h * 32 + lc * 4;
+      if (vector) {
+        // n % 4 == 0 and col0 % 4 == 0: the float4 is wholly inside or wholly outside.
+        if (col < cols_in)
+          *reinterpret_cast<float4 *>(c_row + col) =
+              make_float4(acc[i][h * 4], acc[i][h * 4 + 1], acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (col + j < cols_in) c_row[col + j] = acc[i][h * 4 + j];
+      }
+    }
+  }
+}
+
+// 1 when the current device runs cp.async (compute capability 8.0 or newer): variants 8 and 12.
+inline int has_cp_async(bool *yes) {
+  int device = 0, major = 0;
+  int code = GLC_CUDA(cudaGetDevice, &device);
+  if (code) return code;
+  code = GLC_CUDA(cudaDeviceGetAttribute, &major, cudaDevAttrComputeCapabilityMajor, device);
+  *yes = major >= 8;
+  return code;
+}
+
 // cp.async (sm_80+): a copy from global to shared memory that does not pass through registers
 // and that the thread does not wait for until cp.async.wait_group. src_bytes 0 reads nothing and
 // fills the destination with zeros (the guard for out-of-range elements; src must still be a

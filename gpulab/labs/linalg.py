@@ -125,7 +125,8 @@ def matmul(A, B, variant=None, stream=None, **tunables):
 
     `variant`: None (the best where it runs), an id or a name from ``gl.variants("matmul")``.
     `tunables`: the variant's own, as its record lists them (``v.tunables``): ``tile`` (8, 16,
-    32) for variants 0-3; ``tm`` for 4; ``bm``, ``bn``, ``bk`` for 5-8. Every variant computes
+    32) for variants 0-3; ``tm`` for 4; ``bm``, ``bn``, ``bk`` for 5-8; ``warps`` (4, 8), ``bk``
+    (8, 16) and ``stages`` (2, 3, 4) for 12, multistage, every combination. Every variant computes
     in FP32 except tf32_wmma and cublas_tf32, whose names say that they round A and B to TF32
     (a 10-bit mantissa): their bound in tests/references/linalg.py is TF32's."""
     return _core.matmul(A, B, variant, stream, tunables)

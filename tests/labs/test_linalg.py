@@ -3,6 +3,9 @@ shapes (0, 1, odd, just over a tile, tall and skinny, short and wide), from NumP
 inputs, with every tunable value; S2's -O0..-O3 matvec variants against each other; the errors,
 which name their argument; and the name -> id numbering of cuda/linalg/linalg.h."""
 
+import itertools
+import os
+import shutil
 import subprocess
 import sys
 
@@ -94,12 +97,20 @@ def test_matvec_unrolled_remainders():
 # ---------------------------------------------------------------- matmul
 
 
-def tunable_settings(v):
-    """Every value of each of v's tunables, one at a time (the others at their defaults)."""
-    settings = [{}]
-    for name, t in v.tunables.items():
-        settings += [{name: value} for value in t["values"] if value != t["default"]]
-    return settings
+def tunable_grid(v):
+    """Every combination of v's tunable values, as the variant table lists them: each is its own
+    compiled instantiation (the SGEMM rungs' bm x bn x bk, multistage's warps x bk x stages)."""
+    names = list(v.tunables)
+    return [dict(zip(names, values))
+            for values in itertools.product(*(v.tunables[name]["values"] for name in names))]
+
+
+def tunable_grid_params(op):
+    """(variant, tunables) for every combination of every tunable CUDA variant of op."""
+    return [pytest.param(p.values[0], kw, marks=p.marks,
+                         id=f"{p.id}-" + "-".join(f"{k}{x}" for k, x in kw.items()))
+            for p in variant_params(op, backend="cuda") if p.values[0].tunables
+            for kw in tunable_grid(p.values[0])]
 
 
 @pytest.mark.parametrize("v, where", MATMUL_VW)
@@ -112,14 +123,51 @@ def test_matmul_shapes(v, where):
             ref.check_matmul(got, A, B, variant=v)
 
 
-@pytest.mark.parametrize("v", [p for p in variant_params("matmul", backend="cuda")
-                               if p.values[0].tunables])
-def test_matmul_every_tunable(v):
-    for kw in tunable_settings(v):
-        for m, k, n in [(33, 17, 65), (129, 8, 257), (1, 300, 2)]:
-            rng = rng_for("matmul-tunable", v.id, repr(kw), m, k, n)
-            A, B = normal(rng, (m, k), np.float32), normal(rng, (k, n), np.float32)
-            ref.check_matmul(gl.matmul(A, B, variant=v.id, **kw), A, B, variant=v)
+# (M, K, N) for every tunable combination: a partial tile both ways, one slice and a slice plus one
+# (k = 8, 9, 16, 17: fewer slices than multistage's stages), a k that wraps the stages many times
+# (1000 / 8 = 125 slices), n not a multiple of 4 (the scalar paths of B and C), whole 128 x 128
+# tiles, and a single row and column
+MATMUL_GRID_SHAPES = [(33, 17, 65), (129, 8, 257), (1, 300, 2), (130, 9, 131), (256, 16, 256),
+                      (127, 1000, 129), (200, 33, 388), (5, 1, 7)]
+
+
+@pytest.mark.parametrize("v, kw", tunable_grid_params("matmul"))
+def test_matmul_every_tunable(v, kw):
+    for m, k, n in MATMUL_GRID_SHAPES:
+        rng = rng_for("matmul-tunable", v.id, repr(kw), m, k, n)
+        A, B = normal(rng, (m, k), np.float32), normal(rng, (k, n), np.float32)
+        ref.check_matmul(gl.matmul(A, B, variant=v.id, **kw), A, B, variant=v)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("v, kw", [p for p in tunable_grid_params("matmul")
+                                   if "stages" in p.values[0].tunables])
+def test_multistage_off_the_16_byte_grain(v, kw):
+    """A and B one element past a 16-byte boundary with n % 4 == 0: B's 16-byte copies fall back
+    to 4-byte ones (A always takes 4-byte copies, to transpose them)."""
+    m, k, n = 131, 40, 132
+    rng = rng_for("multistage-view", v.id, repr(kw))
+    A, B = normal(rng, m * k + 1, np.float32), normal(rng, k * n + 1, np.float32)
+    got = gl.matmul(CudaView(gl.to_device(A), (m, k), offset=4),
+                    CudaView(gl.to_device(B), (k, n), offset=4), variant=v.id, **kw).get()
+    ref.check_matmul(got, A[1:].reshape(m, k), B[1:].reshape(k, n), variant=v)
+
+
+EMULATOR = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "emulate",
+                        "multistage.py")
+
+
+@pytest.mark.skipif(not shutil.which("g++") or not os.path.isfile(
+    os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include", "cuda_runtime.h")),
+    reason="needs g++ and the CUDA headers")
+def test_multistage_kernel_emulated_on_the_cpu():
+    """The multistage kernel's own source, every configuration of its table row, run on the CPU
+    by tools/emulate/multistage.py (threads as std::threads, cp.async copies landing at issue or
+    only at their wait, shared memory poisoned with NaN): its indexing, guards and pipeline
+    order against float64 on awkward shapes, without a GPU."""
+    done = subprocess.run([sys.executable, EMULATOR], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0 and "ALL OK" in done.stdout, done.stdout[-2000:] + done.stderr
 
 
 def test_the_bound_is_tight_enough_to_catch_a_dropped_term():
@@ -310,6 +358,8 @@ def test_bad_arguments_name_themselves():
         gl.matmul(A, A.T.copy(), variant="ijk", tile=16)
     with pytest.raises(ValueError, match="tn"):
         gl.matmul(A, A.T.copy(), variant="ijk", tn=4)
+    with pytest.raises(ValueError, match="stages"):
+        gl.matmul(A, A.T.copy(), variant="ijk", stages=3)
     with pytest.raises(ValueError, match="tile"):
         gl.transpose(A, variant="blocked", tile=32)
     with pytest.raises(ValueError, match="block"):
@@ -328,6 +378,12 @@ def test_bad_tunable_values_are_refused_before_launch():
         gl.matmul(A, A.T.copy(), variant="shared_tiles", tile=12)
     with pytest.raises(ValueError, match="bk=32 is out of range"):
         gl.matmul(A, A.T.copy(), variant="register_2d", bk=32)
+    with pytest.raises(ValueError, match="stages=5 is out of range"):
+        gl.matmul(A, A.T.copy(), variant="multistage", stages=5)
+    with pytest.raises(ValueError, match="warps=2 is out of range"):
+        gl.matmul(A, A.T.copy(), variant="multistage", warps=2)
+    with pytest.raises(ValueError, match="stages"):
+        gl.matmul(A, A.T.copy(), variant="double_buffered", stages=3)
     with pytest.raises(ValueError, match="block=48 is out of range"):
         gl.matvec(A, np.ones(3, np.float32), variant="warp_per_row", block=48)
     with pytest.raises(TypeError, match="A"):
@@ -346,7 +402,8 @@ def test_ladder_order_and_ids():
     assert ids("matmul") == [
         (0, "naive"), (1, "coalesced"), (2, "shared_tiles"), (3, "padded_tiles"),
         (4, "register_1d"), (5, "register_2d"), (6, "vectorized"), (7, "warp_tiling"),
-        (8, "double_buffered"), (9, "cublas"), (10, "tf32_wmma"), (11, "cublas_tf32"),
+        (8, "double_buffered"), (12, "multistage"), (9, "cublas"), (10, "tf32_wmma"),
+        (11, "cublas_tf32"),
         (100, "ijk"), (101, "ikj"), (102, "blocked"), (103, "blocked_openmp")]
     assert ids("transpose") == [(0, "copy"), (1, "naive"), (2, "shared"), (3, "padded"),
                                 (4, "wide"), (100, "blocked")]

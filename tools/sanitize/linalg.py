@@ -1,15 +1,17 @@
 """The linalg lab's kernels under compute-sanitizer: every CUDA variant of matvec, matmul and
-transpose with every value of each of its tunables (block, tile, tm, bm, bn, bk), at shapes that
-are empty, one, odd, exactly a tile and one past it (8, 16, 32, 64 and the 128-wide block tiles),
+transpose with every value of each of its tunables (block, tile, tm, bm, bn, bk), and the top
+SGEMM rung (multistage) with every combination of its warps, bk and stages, at shapes that are
+empty, one, odd, exactly a tile and one past it (8, 16, 32, 64 and the 128-wide block tiles),
 tall and skinny and short and wide, in float32 and float64 where the variant takes them, from
 NumPy and from device inputs; and from device views one element past a 16-byte boundary (the
-vectorized matvec and transpose paths fall back to scalar loads there). Every result checked
-against tests/references/linalg.py's bounds (transpose exactly; the copy variant as a copy).
-See _common.py.
+vectorized matvec, matmul and transpose paths fall back to scalar accesses there). Every result
+checked against tests/references/linalg.py's bounds (transpose exactly; the copy variant as a
+copy). See _common.py.
 
     python3 tools/sanitize/linalg.py [--inputs both|device] [--only op:id,...]
 """
 
+import itertools
 import sys
 
 import numpy as np
@@ -22,7 +24,8 @@ from references import linalg as ref  # noqa: E402
 MATVEC_SHAPES = [(0, 5), (5, 0), (1, 1), (7, 3), (33, 33), (3, 257), (1000, 3), (3, 4099),
                  (257, 129)]
 MATMUL_SHAPES = [(0, 3, 4), (3, 0, 4), (1, 1, 1), (7, 5, 3), (32, 32, 32), (33, 33, 33),
-                 (64, 16, 64), (129, 65, 131), (128, 8, 128), (257, 9, 2), (2, 17, 257)]
+                 (64, 16, 64), (129, 65, 131), (128, 8, 128), (257, 9, 2), (2, 17, 257),
+                 (130, 70, 132)]
 TRANSPOSE_SHAPES = [(0, 7), (1, 1), (9, 1), (31, 33), (32, 32), (33, 65), (64, 64), (65, 64),
                     (64, 68), (1000, 3), (3, 1000), (129, 257)]
 
@@ -54,8 +57,18 @@ class Runner:
             self.check(check, f"{fn.__name__} {v.name} numpy {what} {kw}", got, *host)
 
 
+# Variants whose every combination of tunables is driven (each combination is its own compiled
+# instantiation); the others' tunables one at a time, which keeps racecheck's run short.
+FULL_GRID = ("multistage",)
+
+
 def settings(v):
-    """Every value of each tunable, one at a time, the others at their defaults."""
+    """The tunables to run v with: every combination for FULL_GRID's variants, else each value
+    of each tunable one at a time, the others at their defaults; [{}] without tunables."""
+    names = list(v.tunables)
+    if v.name in FULL_GRID:
+        return [dict(zip(names, values))
+                for values in itertools.product(*(v.tunables[name]["values"] for name in names))]
     out = [{}]
     for name, t in v.tunables.items():
         out += [{name: value} for value in t["values"] if value != t["default"]]
@@ -96,6 +109,16 @@ def matmul(r):
                         ref.check_matmul(got, A, B, variant=v)
 
                     r.run(gl.matmul, check, v, (A, B), kw, f"{dtype} {m}x{k}x{n}")
+            # A and B one element past a 16-byte boundary, n % 4 == 0
+            m, k, n = 131, 40, 132
+            A = r.rng.standard_normal(m * k + 1).astype(np.float32)
+            B = r.rng.standard_normal(k * n + 1).astype(np.float32)
+            got = gl.matmul(View(gl.to_device(A), (m, k), 4), View(gl.to_device(B), (k, n), 4),
+                            variant=v.id, **kw)
+            settle()
+            r.check(lambda got, A, B, v=v: ref.check_matmul(got, A, B, variant=v),
+                    f"matmul {v.name} view {kw}", got.get(), A[1:].reshape(m, k),
+                    B[1:].reshape(k, n))
 
 
 def transpose(r):

@@ -93,8 +93,9 @@ static int matmul_configure(gl_operands_call *c) {
   struct {
     const char *name;
     int *slot;
-  } slots[] = {{"tile", &p->values.tile}, {"bm", &p->values.bm}, {"bn", &p->values.bn},
-               {"bk", &p->values.bk},     {"tm", &p->values.tm}, {"tn", &p->values.tn}};
+  } slots[] = {{"tile", &p->values.tile},   {"bm", &p->values.bm},        {"bn", &p->values.bn},
+               {"bk", &p->values.bk},       {"tm", &p->values.tm},        {"tn", &p->values.tn},
+               {"warps", &p->values.warps}, {"stages", &p->values.stages}};
   for (int i = 0; i < GL_COUNT_OF(slots); i++) {
     PyObject *arg = PyDict_GetItemString(p->tunables, slots[i].name);
     if (gl_resolve_tunable(v, slots[i].name, arg ? arg : Py_None, slots[i].slot) < 0) return -1;
@@ -203,7 +204,8 @@ static PyMethodDef linalg_methods[] = {
     {"matvec", (PyCFunction)(void (*)(void))py_matvec, METH_FASTCALL,
      "matvec(A, x, variant, stream, block): y = A x."},
     {"matmul", (PyCFunction)(void (*)(void))py_matmul, METH_FASTCALL,
-     "matmul(A, B, variant, stream, tunables): C = A B; tunables a dict (tile, bm, bn, bk, tm)."},
+     "matmul(A, B, variant, stream, tunables): C = A B; tunables a dict (tile, bm, bn, bk, tm, "
+     "warps, stages)."},
     {"transpose", (PyCFunction)(void (*)(void))py_transpose, METH_FASTCALL,
      "transpose(A, variant, stream, tile): a C-contiguous copy of A.T."},
     {NULL}};

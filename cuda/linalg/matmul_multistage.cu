@@ -1,0 +1,257 @@
+// Variant 12, multistage: the top FP32 SGEMM rung. It follows the structure of CUTLASS's SIMT
+// sgemm for sm_80 (128 x 128 x 8 block tiles, 4-5 cp.async stages, warps of 32 x 64) and of
+// siboehm's SGEMM_CUDA kernels 10-12; the code is our own. C[m x n] = A[m x k] B[k x n],
+// row-major float32, FP32 FMAs only.
+//
+// What it changes from variant 8 (double_buffered), and why: the H100 run of b058d0b measured
+// variant 8 at 32.9 TFLOP/s (0.65x cuBLAS) at 4096^3, and 36.9 with bm = 64 (two 128-thread
+// blocks an SM instead of one 256-thread block) or bk = 16 (half the barriers per FMA): it waits
+// on its barriers and on L2, with 8 warps an SM and one slice in flight. So:
+//  - STAGES shared stages (2, 3 or 4) filled by cp.async: STAGES - 1 slices are in flight while
+//    one is computed on, so a slice's L2 latency hides behind STAGES - 1 slices of FMAs;
+//  - one barrier per slice instead of two: the copies into the stage read in the previous step
+//    are issued after the barrier that ends that step's reads;
+//  - the warps' operands double-buffered in registers: step kk + 1's shared loads are issued
+//    before step kk's FMAs, and the next slice's first loads before the last step's FMAs (the
+//    barrier sits between the two), so no FMA waits on a shared load;
+//  - __launch_bounds__(threads, 2): two blocks an SM. WARPS = 8: 256 threads of 8 x 8 results
+//    each, at most 128 registers, 16 warps an SM. WARPS = 4: 128 threads of 16 x 8 results
+//    (warp tiles of 64 x 64: 6 shared loads per 128 FMAs instead of 4 per 64), 8 warps an SM.
+//    The grid is the two philosophies: more warps to hide latency, or more work per warp.
+//
+// Layout. A block computes a 128 x 128 tile of C. Its warps form (WARPS / 2) x 2 warp tiles of
+// WM x 64 (WM = 32 for 8 warps, 64 for 4); the 32 lanes of a warp form 4 rows x 8 columns, and
+// lane (lr, lc) holds TM x 8 results as (TM / 4) x 2 sub-tiles of 4 x 4: rows lr * 4 + {0..3}
+// + 16 h, columns lc * 4 + {0..3} + 32 h' of the warp tile (variant 7's layout, extended down).
+// Per step of k a warp reads TM / 4 A float4s (each a broadcast to 8 lanes) and 2 B float4s (8
+// distinct, 128 consecutive bytes): no bank conflicts. A is stored transposed (k-major, rows
+// padded by 4 floats) through 4-byte cp.async copies, since a 16-byte copy cannot transpose; B
+// as it is, through 16-byte copies when b is 16-byte aligned and n % 4 == 0, else 4-byte ones.
+// Shared memory is dynamic: STAGES * BK * (132 + 128) * 4 bytes, up to 66560 at bk = 16 and 4
+// stages, past the 48 KiB static limit (the launch opts in).
+//
+// Any m, n, k: past k, and past n in B, elements are copied as zeros (cp.async with a source
+// size of 0); A's rows past m are copied from row m - 1 (their results are never stored, and the
+// copy's only guard is then k's, one test a slice); stores are guarded, and blocks loop over row
+// tiles blockIdx.y, blockIdx.y + gridDim.y, ... (gridDim.y is capped at 65535). Registers and
+// predictions: cuda/linalg/SGEMM_RESOURCES.md.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cuda/core/launch.cuh"
+#include "matmul_blocked.h"
+#include "sgemm_tiles.cuh"
+
+namespace {
+
+// Bits of the kernel's `vector` argument (A always takes 4-byte copies).
+constexpr int multistage_vector_b = 1;  // b 16-byte aligned and n % 4 == 0: 16-byte copies of B
+constexpr int multistage_vector_c = 2;  // c 16-byte aligned and n % 4 == 0: 16-byte stores of C
+
+template <int WARPS, int BK, int STAGES>
+struct multistage_shape {
+  static constexpr int BM = 128, BN = 128, THREADS = WARPS * 32;
+  static constexpr int WARPS_N = 2, WM = BM / (WARPS / WARPS_N), WN = BN / WARPS_N;
+  static constexpr int TM = WM / 4;   // rows of results a lane holds (8 or 16); 8 columns
+  static constexpr int LDA = BM + 4;  // a transposed A row: 132 floats, 16-byte aligned, and
+                                      // 132 % 32 == 4 spreads the copies of 8 k over the banks
+  static constexpr int STAGE_FLOATS = BK * LDA + BK * BN;
+  static constexpr unsigned SHARED_BYTES = STAGES * STAGE_FLOATS * sizeof(float);
+  static_assert(WN == 64 && (WM == 32 || WM == 64), "warp tiles of 32 x 64 or 64 x 64");
+  static_assert(BK % 2 == 0, "the register double buffer alternates within a slice");
+  static_assert(STAGES >= 2, "at least one slice in flight");
+};
+
+// A thread's operands for one step of k: TM A values and 8 B values at the warp layout's
+// offsets, from a slice's row kk (as_k: as[kk], bs_k: bs[kk]).
+template <int TM>
+__device__ __forceinline__ void load_fragments(const float *as_k, const float *bs_k, int wr, int wc,
+                                               int lr, int lc, float (&fa)[TM], float (&fb)[8]) {
+#pragma unroll
+  for (int h = 0; h < TM / 4; ++h) {
+    const float4 v = *reinterpret_cast<const float4 *>(as_k + wr + h * 16 + lr * 4);
+    fa[h * 4 + 0] = v.x, fa[h * 4 + 1] = v.y, fa[h * 4 + 2] = v.z, fa[h * 4 + 3] = v.w;
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const float4 v = *reinterpret_cast<const float4 *>(bs_k + wc + h * 32 + lc * 4);
+    fb[h * 4 + 0] = v.x, fb[h * 4 + 1] = v.y, fb[h * 4 + 2] = v.z, fb[h * 4 + 3] = v.w;
+  }
+}
+
+template <int WARPS, int BK, int STAGES>
+__global__ void __launch_bounds__(WARPS * 32, 2)
+    sgemm_multistage(size_t m, size_t n, size_t k, const float *__restrict__ a,
+                     const float *__restrict__ b, float *__restrict__ c, int vector) {
+  using S = multistage_shape<WARPS, BK, STAGES>;
+  constexpr int BM = S::BM, BN = S::BN, THREADS = S::THREADS, TM = S::TM, LDA = S::LDA;
+  extern __shared__ __align__(16) float stages[];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int wr = warp / S::WARPS_N * S::WM, wc = warp % S::WARPS_N * S::WN;
+  const int lr = lane / 8, lc = lane % 8;
+  // A: element (a_row + l * A_STEP, a_col) of the slice. B: the float4 at (b4_row + l * B4_STEP,
+  // b4_col), as one 16-byte copy or as four 4-byte ones.
+  constexpr int A_STEP = THREADS / BK, B4_STEP = THREADS / (BN / 4);
+  static_assert(THREADS % BK == 0 && BM % A_STEP == 0 && BK % B4_STEP == 0,
+                "whole copies per thread");
+  const int a_row = tid / BK, a_col = tid % BK;
+  const int b4_row = tid / (BN / 4), b4_col = tid % (BN / 4) * 4;
+  const bool b_vector = vector & multistage_vector_b;
+  // Offsets into A and B are 32-bit: glc_matmul refuses operands of 2^31 elements or more, so
+  // every in-range offset fits, and a thread keeps one register per address instead of two
+  // (at 8 warps the 128-register cap of two blocks an SM leaves 32 past the 64 results and 32
+  // operands). Out-of-range copies read nothing (and name the base).
+  // The row tiles' starts too: row0 < m < 2^31, and row0 + 65535 * 128 < 2^32.
+  const unsigned m32 = static_cast<unsigned>(m), n32 = static_cast<unsigned>(n);
+  const unsigned k32 = static_cast<unsigned>(k);
+  const unsigned col0 = blockIdx.x * static_cast<unsigned>(BN);
+  const int cols_in = extent(n32 - col0, BN);
+  const unsigned k_tiles = k32 / BK + (k32 % BK != 0);
+  const unsigned b4_offset = b4_row * n32 + col0 + b4_col;
+  for (unsigned row0 = blockIdx.y * static_cast<unsigned>(BM); row0 < m32;
+       row0 += gridDim.y * static_cast<unsigned>(BM)) {
+    const int rows_in = extent(m32 - row0, BM);
+    const unsigned a_offset = row0 * k32 + a_col;
+    // Issues the copies of slice `tile` into stage s (nothing past the last slice) and commits
+    // them as one group, an empty one past the end: every step commits one group, so "slice t
+    // has landed" is always "at most STAGES - 2 groups pending".
+    auto load = [&](int s, unsigned tile) {
+      if (tile < k_tiles) {
+        float *as = stages + s * S::STAGE_FLOATS;
+        float *bs = as + BK * LDA;
+        const unsigned k0 = tile * BK;
+        const int k_in = extent(k32 - k0, BK);
+        // At most 4 copies' addresses stay live: more would cost registers that the 8-warp,
+        // 16-deep slices do not have under the 128-register cap.
+        // Rows past m are copied from row m - 1 (in range; their results are never stored), so
+        // only k needs zeros, and its test is one per slice.
+        const bool a_in = a_col < k_in;
+#pragma unroll 4
+        for (int l = 0; l < BM / A_STEP; ++l) {
+          const int r = a_row + l * A_STEP;
+          const unsigned row = r < rows_in ? r : rows_in - 1;
+          cp_async4(as + a_col * LDA + r, a_in ? a + (a_offset + row * k32 + k0) : a, a_in);
+        }
+        if (b_vector) {
+#pragma unroll
+          for (int l = 0; l < BK / B4_STEP; ++l) {
+            const int kk = b4_row + l * B4_STEP;
+            const bool in = kk < k_in && b4_col < cols_in;
+            cp_async16(bs + kk * BN + b4_col, in ? b + (b4_offset + (k0 + l * B4_STEP) * n32) : b,
+                       in);
+          }
+        } else {
+          // The same float4 places, element by element (each guarded on its own column).
+#pragma unroll
+          for (int l = 0; l < BK / B4_STEP; ++l) {
+            const int kk = b4_row + l * B4_STEP;
+            const unsigned row = b4_offset + (k0 + l * B4_STEP) * n32;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              const bool in = kk < k_in && b4_col + j < cols_in;
+              cp_async4(bs + kk * BN + b4_col + j, in ? b + (row + j) : b, in);
+            }
+          }
+        }
+      }
+      cp_async_commit();
+    };
+    auto fragments = [&](int s, int kk, float(&fa)[TM], float(&fb)[8]) {
+      const float *as = stages + s * S::STAGE_FLOATS;
+      load_fragments<TM>(as + kk * LDA, as + BK * LDA + kk * BN, wr, wc, lr, lc, fa, fb);
+    };
+    float acc[TM][8] = {};
+    float fa[2][TM], fb[2][8];
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) load(s, s);
+    cp_async_wait<STAGES - 2>();  // slice 0 has landed
+    __syncthreads();
+    fragments(0, 0, fa[0], fb[0]);
+    int read = 0;  // the stage of slice t; slice t + STAGES - 1 goes to the one before it
+    for (unsigned t = 0; t < k_tiles; ++t) {
+      // That stage was last read in step t - 1, whose reads all came before the barrier at
+      // its end (or, for t == 0, it is the one stage the prologue left empty).
+      load(read == 0 ? STAGES - 1 : read - 1, t + STAGES - 1);
+      const int next = read == STAGES - 1 ? 0 : read + 1;
+#pragma unroll
+      for (int kk = 0; kk < BK; ++kk) {
+        if (kk + 1 < BK) {
+          fragments(read, kk + 1, fa[(kk + 1) % 2], fb[(kk + 1) % 2]);
+        } else if (t + 1 < k_tiles) {
+          // Groups committed: STAGES - 1 + t + 1; slice t + 1 is the (t + 2)-th.
+          cp_async_wait<STAGES - 2>();
+          __syncthreads();  // slice t + 1 is visible; every read of stage `read - 1` is done
+          fragments(next, 0, fa[0], fb[0]);  // BK is even: (kk + 1) % 2 == 0
+        }
+        outer_product(fa[kk % 2], fb[kk % 2], acc);
+      }
+      read = next;
+    }
+    store_warp_tile<TM>(c, n, row0, col0, rows_in, cols_in, wr, wc, lr, lc,
+                        vector & multistage_vector_c, acc);
+    // The next row tile's prologue refills stages this one read; only empty groups are pending.
+    cp_async_wait<0>();
+    __syncthreads();
+  }
+}
+
+template <int WARPS, int BK, int STAGES>
+int launch_multistage(size_t m, size_t n, size_t k, const float *a, const float *b, float *c,
+                      cudaStream_t stream) {
+  using S = multistage_shape<WARPS, BK, STAGES>;
+  auto *kernel = sgemm_multistage<WARPS, BK, STAGES>;
+  dim3 grid;
+  if (!tile_grid(m, n, S::BM, S::BN, &grid))
+    return glc_fail(cudaErrorInvalidValue, "sgemm_multistage(n too large)");
+  bool supported = false;
+  int code = has_cp_async(&supported);
+  if (code) return code;
+  if (!supported) return glc_fail(cudaErrorNotSupported, "sgemm_multistage(sm_80+)");
+  // Past 48 KiB a block must opt in; and two blocks an SM need up to 2 x 65 KiB of the unified
+  // L1/shared memory, so ask for the largest shared carveout (the kernel's only L1 traffic is
+  // A's 4-byte copies, each line read once).
+  code = GLC_CUDA(cudaFuncSetAttribute, kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                  static_cast<int>(S::SHARED_BYTES));
+  if (code) return code;
+  code = GLC_CUDA(cudaFuncSetAttribute, kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                  static_cast<int>(cudaSharedmemCarveoutMaxShared));
+  if (code) return code;
+  const int vector = (glc_all_aligned(16, b) && n % 4 == 0 ? multistage_vector_b : 0) |
+                     (glc_all_aligned(16, c) && n % 4 == 0 ? multistage_vector_c : 0);
+  return glc_launch_shared(kernel, "sgemm_multistage", grid, dim3(S::THREADS), S::SHARED_BYTES,
+                           stream, m, n, k, a, b, c, vector);
+}
+
+}  // namespace
+
+int glc_matmul_multistage(const glc_matmul_tunables *t, size_t m, size_t n, size_t k,
+                          const float *a, const float *b, float *c, cudaStream_t stream) {
+  if (t == nullptr) return glc_fail(cudaErrorInvalidValue, "glc_matmul(tunables)");
+  if (m == 0 || n == 0 || k == 0)
+    return glc_fail(cudaErrorInvalidValue, "glc_matmul_multistage(m, n, k)");
+  if (!glc_all_aligned(sizeof(float), a, b, c))
+    return glc_fail(cudaErrorInvalidValue, "glc_matmul_multistage(pointers)");
+  // The twelve (warps, bk, stages) instantiations.
+  switch (t->warps << 16 | t->bk << 8 | t->stages) {
+#define GLC_MULTISTAGE_CASE(WARPS, BK, STAGES) \
+  case WARPS << 16 | BK << 8 | STAGES:         \
+    return launch_multistage<WARPS, BK, STAGES>(m, n, k, a, b, c, stream);
+    GLC_MULTISTAGE_CASE(8, 8, 2)
+    GLC_MULTISTAGE_CASE(8, 8, 3)
+    GLC_MULTISTAGE_CASE(8, 8, 4)
+    GLC_MULTISTAGE_CASE(8, 16, 2)
+    GLC_MULTISTAGE_CASE(8, 16, 3)
+    GLC_MULTISTAGE_CASE(8, 16, 4)
+    GLC_MULTISTAGE_CASE(4, 8, 2)
+    GLC_MULTISTAGE_CASE(4, 8, 3)
+    GLC_MULTISTAGE_CASE(4, 8, 4)
+    GLC_MULTISTAGE_CASE(4, 16, 2)
+    GLC_MULTISTAGE_CASE(4, 16, 3)
+    GLC_MULTISTAGE_CASE(4, 16, 4)
+#undef GLC_MULTISTAGE_CASE
+    default:
+      return glc_fail(cudaErrorInvalidValue, "glc_matmul(tunables)");
+  }
+}

@@ -6,9 +6,9 @@
  * device arrays. Inputs are all NumPy or all device arrays (a mix is refused). Every operand is
  * checked -- type, placement, ndim, contiguity, dtype, alignment -- and the outputs' shapes
  * worked out before anything is allocated or launched; messages name the argument (TypeError for
- * a wrong type or dtype, ValueError for a wrong shape). The histogram, scan and concepts labs
- * and the elementwise and reduction drivers still have their own copies (a later change moves
- * them here). */
+ * a wrong type or dtype, ValueError for a wrong shape). Every op of several arrays is built on
+ * it; the elementwise and reduction drivers keep their own (they write into a given `out` and
+ * return scalars, which this module does not). */
 #ifndef GL_OPERANDS_H
 #define GL_OPERANDS_H
 
@@ -25,6 +25,10 @@ typedef struct {
    * of its own, one of these (the sparse lab's index arrays: int32 or int64 beside float data),
    * recorded in the call's in_dtype; the first input never has one. */
   unsigned dtypes;
+  Py_ssize_t last_dim; /* nonzero: the required length of the last dimension (3 channels) */
+  /* Set: a NumPy bool array (compact's mask), which no glc dtype names; its in_dtype is -1.
+   * Never the first input. */
+  int boolean;
 } gl_operand;
 
 /* One call, as the op's callbacks see it. */
@@ -33,14 +37,17 @@ typedef struct {
   int dtype;                     /* the inputs' enum glc_dtype (they share one) */
   int itemsize;                  /* bytes of one input element */
   int in_dtype[GL_OPERANDS_MAX]; /* each input's enum glc_dtype (its own, or dtype) */
-  int in_ndim[GL_OPERANDS_MAX];  /* each input's ndim (for an operand of any ndim: -1) */
+  int in_ndim[GL_OPERANDS_MAX];  /* each input's ndim */
   Py_ssize_t shape[GL_OPERANDS_MAX][GL_MAX_NDIM];
-  const void *in[GL_OPERANDS_MAX]; /* host or device memory: where the variant runs */
+  Py_ssize_t in_size[GL_OPERANDS_MAX]; /* each input's elements */
+  int mode;                            /* the ladder's mode, for ladders with modes */
+  const void *in[GL_OPERANDS_MAX];     /* host or device memory: where the variant runs */
   /* Set by the op's outputs callback: */
   int out_ndim[GL_OPERANDS_MAX];
   Py_ssize_t out_shape[GL_OPERANDS_MAX][GL_MAX_NDIM];
   int out_type[GL_OPERANDS_MAX]; /* NumPy type numbers */
   void *out[GL_OPERANDS_MAX];
+  long long *count;  /* an op with a counted output: where the run writes its length */
   glc_stream stream; /* CUDA variants only */
   void *params;      /* the op's own, as gl_operands_run got them (configure may fill them) */
 } gl_operands_call;
@@ -61,6 +68,20 @@ typedef struct {
    * -1. */
   int (*run_cuda)(const gl_operands_call *call);
   int (*run_cpu)(const gl_operands_call *call);
+  /* Set: an op with nothing to do when its outputs are empty; they are returned unrun, and NumPy
+   * inputs are not staged. */
+  int skip_empty;
+  /* Set: output 0 is counted (compact, nonzero; n_out 1): outputs gives it 1-D at its capacity,
+   * the run writes the number of elements it kept to call->count (device memory for a CUDA
+   * variant, host for a CPU one), and the result is those first elements, an array of exactly
+   * that length. On device arrays that length is read back (the call waits for it, as
+   * torch.masked_select does). */
+  int counted;
+  /* With counted, on device arrays, or NULL: writes the output's length to call->count before
+   * the run (a mask's true elements), so that the run writes into an output of that length;
+   * without it the run writes into one of the capacity and the kept elements are copied into
+   * one of their length. 0 or a CUDA error code. */
+  int (*count_first)(const gl_operands_call *call);
 } gl_operands_op;
 
 /* Runs op on inputs (op->n_in objects) with the Python arguments variant and stream (None when
@@ -68,5 +89,26 @@ typedef struct {
  * NULL with an exception set. */
 PyObject *gl_operands_run(const gl_operands_op *op, PyObject *const *inputs, PyObject *variant,
                           PyObject *stream, void *params);
+/* gl_operands_run for an op whose ladder has modes (scan's sum, max, min): mode is the Python
+ * argument, resolved before the variant and checked against the variant and dtype. */
+PyObject *gl_operands_run_mode(const gl_operands_op *op, PyObject *const *inputs, PyObject *mode,
+                               PyObject *variant, PyObject *stream, void *params);
+
+/* What gl_operands_open holds for its caller. */
+typedef struct {
+  PyObject *keep;                    /* the stream's owner */
+  PyObject *device[GL_OPERANDS_MAX]; /* the inputs as DeviceArrays, on device arrays */
+} gl_operands_hold;
+
+/* The resolution and checks of gl_operands_run without outputs or a run, for an op that
+ * computes a few numbers from its inputs where they are (the histogram's data range: on the
+ * host for NumPy arrays whatever the variant). op's outputs, run_cuda and run_cpu are unused.
+ * On success call has the variant, dtypes, shapes, the inputs (host or device memory) and, for
+ * a CUDA variant, the stream, and *on_device says where the inputs are. 0, or -1 with an
+ * exception set; gl_operands_close(hold) either way. */
+int gl_operands_open(const gl_operands_op *op, PyObject *const *inputs, PyObject *variant,
+                     PyObject *stream, gl_operands_call *call, gl_operands_hold *hold,
+                     int *on_device);
+void gl_operands_close(gl_operands_hold *hold);
 
 #endif

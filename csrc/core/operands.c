@@ -15,7 +15,8 @@
 #define GL_OPERANDS_RELEASE_GIL_MIN (1 << 16)
 
 /* The mode, the variant, its tunables and where it runs; refuses a CPU variant with a stream or
- * on device arrays, and a CUDA variant without a GPU. */
+ * on device arrays, and a CUDA variant on device arrays without a GPU (on NumPy arrays that waits
+ * for the arguments' checks, so that bad arguments are refused alike on every machine). */
 static int resolve(const gl_operands_op *op, PyObject *const *inputs, PyObject *mode,
                    PyObject *variant, PyObject *stream, gl_operands_call *call, int *on_device) {
   const char *names[GL_OPERANDS_MAX];
@@ -36,7 +37,7 @@ static int resolve(const gl_operands_op *op, PyObject *const *inputs, PyObject *
                  v->id, v->name, op->in[0].name);
     return -1;
   }
-  if (v->backend == GL_BACKEND_CUDA && gl_require_gpu(op->ladder->op) < 0) return -1;
+  if (*on_device && gl_require_gpu(op->ladder->op) < 0) return -1;
   return 0;
 }
 
@@ -367,6 +368,7 @@ static PyObject *run_on_host(const gl_operands_op *op, PyObject *const *inputs,
                              PyObject *stream_obj, gl_operands_call *call) {
   PyArrayObject *in[GL_OPERANDS_MAX], *out[GL_OPERANDS_MAX] = {NULL};
   if (check_host_inputs(op, inputs, call, in) < 0 || op->outputs(call) < 0) return NULL;
+  if (call->variant->backend == GL_BACKEND_CUDA && gl_require_gpu(op->ladder->op) < 0) return NULL;
   Py_ssize_t elements = 0;
   for (int i = 0; i < op->n_in; i++) elements += PyArray_SIZE(in[i]);
   int ok = 1;
@@ -419,13 +421,16 @@ int gl_operands_open(const gl_operands_op *op, PyObject *const *inputs, PyObject
   memset(hold, 0, sizeof *hold);
   *on_device = 0;
   if (resolve(op, inputs, Py_None, variant, stream, call, on_device) < 0) return -1;
-  if (call->variant->backend == GL_BACKEND_CUDA &&
-      gl_stream_arg(stream, &call->stream, &hold->keep) < 0)
-    return -1;
   if (!*on_device) {
     PyArrayObject *host[GL_OPERANDS_MAX];
-    return check_host_inputs(op, inputs, call, host);
+    if (check_host_inputs(op, inputs, call, host) < 0) return -1;
+    return call->variant->backend == GL_BACKEND_CUDA &&
+                   (gl_require_gpu(op->ladder->op) < 0 ||
+                    gl_stream_arg(stream, &call->stream, &hold->keep) < 0)
+               ? -1
+               : 0;
   }
+  if (gl_stream_arg(stream, &call->stream, &hold->keep) < 0) return -1;
   gl_DeviceArrayObject *device[GL_OPERANDS_MAX] = {NULL};
   const int rc = check_device_inputs(op, inputs, call, device);
   for (int i = 0; i < op->n_in; i++) hold->device[i] = (PyObject *)device[i];

@@ -203,7 +203,8 @@ static int run_counted_on_device(const gl_operands_op *op, gl_operands_call *cal
   if (op->count_first) {
     code = op->count_first(call);
     if (!code) code = read_count(call, &count);
-    if (code || (ok = check_count(op, call, count) == 0) == 0) goto done;
+    if (!code && check_count(op, call, count) < 0) ok = 0;
+    if (code || !ok) goto done;
     const Py_ssize_t length = (Py_ssize_t)count;
     ok = (*out = gl_devarray_empty(1, &length, descr, call->stream, keep)) != NULL;
     if (ok && length) {
@@ -217,7 +218,8 @@ static int run_counted_on_device(const gl_operands_op *op, gl_operands_call *cal
   call->out[0] = (*full)->ptr;
   code = op->run_cuda(call);
   if (!code) code = read_count(call, &count);
-  if (code || (ok = check_count(op, call, count) == 0) == 0) goto done;
+  if (!code && check_count(op, call, count) < 0) ok = 0;
+  if (code || !ok) goto done;
   if (count == capacity) {
     *out = *full;
     *full = NULL;

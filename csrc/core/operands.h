@@ -3,10 +3,12 @@
  * arrays (run on the host, the GIL released for large calls); a CUDA variant on NumPy arrays
  * (copied to the device, run, the outputs copied back and waited for); a CUDA variant on device
  * arrays (asynchronous on the stream, DeviceArrays out); and the refused one, a CPU variant on
- * device arrays. Inputs are all NumPy or all device arrays (a mix is refused). Every operand is
+ * device arrays. Inputs are all NumPy or all device arrays (a mix is refused); a device array
+ * last used on another stream is ordered after that use (gl_as_device_array). Every operand is
  * checked -- type, placement, ndim, contiguity, dtype, alignment -- and the outputs' shapes
- * worked out before anything is allocated or launched; messages name the argument (TypeError for
- * a wrong type or dtype, ValueError for a wrong shape). Every op of several arrays is built on
+ * worked out before anything is allocated or launched (and, on NumPy arrays, before a CUDA
+ * variant asks for the GPU); messages name the argument (TypeError for a wrong type or dtype,
+ * ValueError for a wrong shape). Every op of several arrays is built on
  * it; the elementwise and reduction drivers keep their own (they write into a given `out` and
  * return scalars, which this module does not). */
 #ifndef GL_OPERANDS_H
@@ -20,7 +22,7 @@
 
 typedef struct {
   const char *name; /* the argument's name in messages */
-  int ndim;         /* required ndim */
+  int ndim;         /* required ndim, or -1 for any (up to GL_MAX_NDIM) */
   /* 0: the input shares the first input's dtype (the op's data). Otherwise the input has a dtype
    * of its own, one of these (the sparse lab's index arrays: int32 or int64 beside float data),
    * recorded in the call's in_dtype; the first input never has one. */
@@ -56,7 +58,9 @@ typedef struct {
   const gl_ladder *ladder;
   int n_in;
   gl_operand in[GL_OPERANDS_MAX];
-  unsigned dtypes; /* the inputs' dtype, one of these and of the variant's */
+  /* The first input's dtype: one of these that the variant also takes (when it takes none of
+   * them, one of the variant's, which the refusal lists). */
+  unsigned dtypes;
   int n_out;
   /* Once the variant is known, before any array is looked at: the tunables, resolved into the
    * op's params. 0, or -1 with an exception set. NULL: the op has none. */

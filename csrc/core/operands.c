@@ -402,6 +402,11 @@ static PyObject *run_on_host(const gl_operands_op *op, PyObject *const *inputs,
   return pack(op->n_out, (PyObject **)out);
 }
 
+int gl_operands_configure_block(gl_operands_call *call) {
+  gl_operands_block *block = call->params;
+  return gl_resolve_tunable(call->variant, "block", block->arg, &block->value);
+}
+
 PyObject *gl_operands_run_mode(const gl_operands_op *op, PyObject *const *inputs, PyObject *mode,
                                PyObject *variant, PyObject *stream, void *params) {
   gl_operands_call call = {0};

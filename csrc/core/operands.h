@@ -88,6 +88,16 @@ typedef struct {
   int (*count_first)(const gl_operands_call *call);
 } gl_operands_op;
 
+/* The tunable most ops have: the Python `block` argument and the value it resolves to. */
+typedef struct {
+  PyObject *arg;
+  int value;
+} gl_operands_block;
+
+/* A configure callback for ops whose only tunable is `block`: their params begin with a
+ * gl_operands_block. */
+int gl_operands_configure_block(gl_operands_call *call);
+
 /* Runs op on inputs (op->n_in objects) with the Python arguments variant and stream (None when
  * omitted); params reach the callbacks. Returns the output (a tuple when op->n_out > 1), or
  * NULL with an exception set. */

@@ -11,21 +11,14 @@
 #include "cuda/concepts/concepts.h"
 #include "variants.h"
 
-/* An op's Python block argument, resolved into block_value, and its one scalar (iterations,
- * trials). */
+/* An op's block and its one scalar (iterations, trials). */
 typedef struct {
-  PyObject *block;
-  int block_value;
+  gl_operands_block block;
   int scalar;
 } concept_params;
 
-static int block_configure(gl_operands_call *c) {
-  concept_params *p = c->params;
-  return gl_resolve_tunable(c->variant, "block", p->block, &p->block_value);
-}
-
 static int block_of(const gl_operands_call *c) {
-  return ((const concept_params *)c->params)->block_value;
+  return ((const concept_params *)c->params)->block.value;
 }
 
 static int scalar_of(const gl_operands_call *c) {
@@ -74,7 +67,7 @@ static const gl_operands_op divergence_op = {.ladder = &gl_ladder_divergence,
                                              .in = {{"x", -1}, {"key", -1, GL_DT(GLC_I32)}},
                                              .dtypes = GL_DT(GLC_F32),
                                              .n_out = 1,
-                                             .configure = block_configure,
+                                             .configure = gl_operands_configure_block,
                                              .outputs = divergence_outputs,
                                              .run_cuda = divergence_cuda,
                                              .run_cpu = divergence_cpu,
@@ -84,7 +77,7 @@ static const gl_operands_op divergence_op = {.ladder = &gl_ladder_divergence,
 static PyObject *py_divergence(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 6)
     return PyErr_Format(PyExc_TypeError, "_core.divergence takes 6 positional arguments");
-  concept_params p = {args[5], 0, 0};
+  concept_params p = {{args[5], 0}, 0};
   if (int_in_range(args[2], "iterations", 0, GLC_DIVERGENCE_MAX_ITERATIONS, &p.scalar) < 0)
     return NULL;
   return gl_operands_run(&divergence_op, args, args[3], args[4], &p);
@@ -121,7 +114,7 @@ static const gl_operands_op warp_reduce_op = {.ladder = &gl_ladder_warp_reduce,
                                               .in = {{"x", -1}},
                                               .dtypes = GL_DT(GLC_I32),
                                               .n_out = 1,
-                                              .configure = block_configure,
+                                              .configure = gl_operands_configure_block,
                                               .outputs = warp_reduce_outputs,
                                               .run_cuda = warp_reduce_cuda,
                                               .run_cpu = warp_reduce_cpu,
@@ -131,7 +124,7 @@ static const gl_operands_op warp_reduce_op = {.ladder = &gl_ladder_warp_reduce,
 static PyObject *py_warp_reduce(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 5)
     return PyErr_Format(PyExc_TypeError, "_core.warp_reduce takes 5 positional arguments");
-  concept_params p = {args[4], 0, 0};
+  concept_params p = {{args[4], 0}, 0};
   if (int_in_range(args[1], "trials", 1, GLC_WARP_REDUCE_MAX_TRIALS, &p.scalar) < 0) return NULL;
   return gl_operands_run(&warp_reduce_op, args, args[2], args[3], &p);
 }
@@ -214,7 +207,7 @@ static const gl_operands_op lookup_op = {.ladder = &gl_ladder_lookup,
                                          .in = {{"table", 1}, {"idx", -1, GL_DT(GLC_I32)}},
                                          .dtypes = GL_DT(GLC_F32),
                                          .n_out = 1,
-                                         .configure = block_configure,
+                                         .configure = gl_operands_configure_block,
                                          .outputs = lookup_outputs,
                                          .run_cuda = lookup_cuda,
                                          .run_cpu = lookup_cpu,
@@ -223,7 +216,7 @@ static const gl_operands_op lookup_op = {.ladder = &gl_ladder_lookup,
 /* lookup(table, idx, variant, stream, block), all positional. */
 static PyObject *py_lookup(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 5) return PyErr_Format(PyExc_TypeError, "_core.lookup takes 5 positional arguments");
-  concept_params p = {args[4], 0, 0};
+  concept_params p = {{args[4], 0}, 0};
   return gl_operands_run(&lookup_op, args, args[2], args[3], &p);
 }
 

@@ -10,11 +10,9 @@
 #include "cuda/histogram/histogram.h"
 #include "variants.h"
 
-/* The counts: out_ndim dimensions of out_shape, int64; block is the Python argument, resolved
- * into block_value. */
+/* The counts: out_ndim dimensions of out_shape, int64. */
 typedef struct {
-  PyObject *block;
-  int block_value;
+  gl_operands_block block;
   int out_ndim;
   Py_ssize_t out_shape[2];
 } counts_params;
@@ -28,11 +26,6 @@ typedef struct {
 
 static int is_floating(int dtype) { return dtype == GLC_F32 || dtype == GLC_F64; }
 
-static int counts_configure(gl_operands_call *c) {
-  counts_params *p = c->params;
-  return gl_resolve_tunable(c->variant, "block", p->block, &p->block_value);
-}
-
 static int counts_outputs(gl_operands_call *c) {
   const counts_params *p = c->params;
   c->out_ndim[0] = p->out_ndim;
@@ -43,7 +36,7 @@ static int counts_outputs(gl_operands_call *c) {
 
 static int histogram_cuda(const gl_operands_call *c) {
   const histogram_params *p = c->params;
-  return glc_histogram(c->variant->id, p->counts.block_value, c->dtype, (size_t)c->in_size[0],
+  return glc_histogram(c->variant->id, p->counts.block.value, c->dtype, (size_t)c->in_size[0],
                        c->in[0], p->lo, p->bins, p->float_bins, c->out[0], c->stream);
 }
 
@@ -59,7 +52,7 @@ static const gl_operands_op histogram_op = {.ladder = &gl_ladder_histogram,
                                             .in = {{"x", -1}},
                                             .dtypes = HISTOGRAM_DTYPES,
                                             .n_out = 1,
-                                            .configure = counts_configure,
+                                            .configure = gl_operands_configure_block,
                                             .outputs = counts_outputs,
                                             .run_cuda = histogram_cuda,
                                             .run_cpu = histogram_cpu};
@@ -107,7 +100,7 @@ static PyObject *py_histogram(PyObject *m, PyObject *const *args, Py_ssize_t nar
     return PyErr_Format(PyExc_ValueError, "bins must be in [1, %d], got %lld",
                         GLC_HISTOGRAM_MAX_BINS, bins);
   glc_float_bins fb = {0};
-  histogram_params p = {{args[6], 0, 1, {(Py_ssize_t)bins}}, lo, (int)bins, NULL};
+  histogram_params p = {{{args[6], 0}, 1, {(Py_ssize_t)bins}}, lo, (int)bins, NULL};
   if (args[3] != Py_None) {
     if (parse_float_params(args[3], (int)bins, &fb) < 0) return NULL;
     p.float_bins = &fb;
@@ -168,7 +161,7 @@ static PyObject *py_histogram_data_range(PyObject *m, PyObject *const *args, Py_
 
 static int rgb_cuda(const gl_operands_call *c) {
   const counts_params *p = c->params;
-  return glc_histogram_rgb(c->variant->id, p->block_value, c->dtype, (size_t)c->in_size[0] / 3,
+  return glc_histogram_rgb(c->variant->id, p->block.value, c->dtype, (size_t)c->in_size[0] / 3,
                            c->in[0], c->out[0], c->stream);
 }
 
@@ -181,7 +174,7 @@ static const gl_operands_op rgb_op = {.ladder = &gl_ladder_histogram_rgb,
                                       .in = {{"img", 3, .last_dim = 3}},
                                       .dtypes = HISTOGRAM_RGB_DTYPES,
                                       .n_out = 1,
-                                      .configure = counts_configure,
+                                      .configure = gl_operands_configure_block,
                                       .outputs = counts_outputs,
                                       .run_cuda = rgb_cuda,
                                       .run_cpu = rgb_cpu};
@@ -190,7 +183,7 @@ static const gl_operands_op rgb_op = {.ladder = &gl_ladder_histogram_rgb,
 static PyObject *py_histogram_rgb(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 4)
     return PyErr_Format(PyExc_TypeError, "_core.histogram_rgb takes 4 positional arguments");
-  counts_params p = {args[3], 0, 2, {3, GLC_HISTOGRAM_RGB_BINS}};
+  counts_params p = {{args[3], 0}, 2, {3, GLC_HISTOGRAM_RGB_BINS}};
   return gl_operands_run(&rgb_op, args, args[1], args[2], &p);
 }
 

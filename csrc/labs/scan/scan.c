@@ -12,8 +12,7 @@
 /* ---- scan ---- */
 
 typedef struct {
-  PyObject *block; /* the Python argument, resolved into block_value */
-  int block_value;
+  gl_operands_block block;
   int inclusive;
 } scan_params;
 
@@ -29,11 +28,6 @@ static int scan_result_type(int dtype, int mode) {
     default:
       return NPY_INT64;
   }
-}
-
-static int scan_configure(gl_operands_call *c) {
-  scan_params *p = c->params;
-  return gl_resolve_tunable(c->variant, "block", p->block, &p->block_value);
 }
 
 /* x's length, flattened; the one-block variants' limit. */
@@ -56,7 +50,7 @@ static int scan_outputs(gl_operands_call *c) {
 
 static int scan_cuda(const gl_operands_call *c) {
   const scan_params *p = c->params;
-  return glc_scan(c->variant->id, p->block_value, c->mode, p->inclusive, c->dtype,
+  return glc_scan(c->variant->id, p->block.value, c->mode, p->inclusive, c->dtype,
                   (size_t)c->in_size[0], c->in[0], c->out[0], c->stream);
 }
 
@@ -71,7 +65,7 @@ static const gl_operands_op scan_op = {.ladder = &gl_ladder_scan,
                                        .in = {{"x", -1}},
                                        .dtypes = SCAN_DTYPES,
                                        .n_out = 1,
-                                       .configure = scan_configure,
+                                       .configure = gl_operands_configure_block,
                                        .outputs = scan_outputs,
                                        .run_cuda = scan_cuda,
                                        .run_cpu = scan_cpu,
@@ -83,7 +77,7 @@ static PyObject *py_scan(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (!PyBool_Check(args[2]))
     return PyErr_Format(PyExc_TypeError, "inclusive must be True or False, not %s",
                         Py_TYPE(args[2])->tp_name);
-  scan_params p = {args[5], 0, args[2] == Py_True};
+  scan_params p = {{args[5], 0}, args[2] == Py_True};
   return gl_operands_run_mode(&scan_op, args, args[1], args[3], args[4], &p);
 }
 

@@ -57,13 +57,13 @@ static int check_first_dtype(const gl_operands_op *op, PyArray_Descr *dtype,
 }
 
 /* Input i's dtype (the first one's from the op's and variant's dtypes, an input with dtypes of
- * its own one of those, a boolean one bool, the others the first's), shape and alignment,
- * recorded in call. */
+ * its own one of those, a boolean one bool, the others the first's) and shape, recorded in
+ * call. (Alignment: gl_check_device_array refuses a device array that starts inside an element;
+ * check_host_inputs copies such a NumPy array.) */
 static int check_input(const gl_operands_op *op, int i, int ndim, const Py_ssize_t *shape,
                        PyArray_Descr *dtype, const void *ptr, gl_operands_call *call) {
   const gl_operand *spec = &op->in[i];
   const char *name = spec->name;
-  int itemsize = call->itemsize;
   if (i > 0 && spec->boolean) {
     if (dtype->type_num != NPY_BOOL) {
       PyErr_Format(PyExc_TypeError, "%s must be a bool array, got dtype %S", name,
@@ -71,14 +71,11 @@ static int check_input(const gl_operands_op *op, int i, int ndim, const Py_ssize
       return -1;
     }
     call->in_dtype[i] = -1;
-    itemsize = (int)PyDataType_ELSIZE(dtype);
   } else if (i > 0 && spec->dtypes) {
     if (gl_check_dtype_in(dtype, spec->dtypes, name) < 0) return -1;
     call->in_dtype[i] = gl_dtype_code(dtype);
-    itemsize = (int)PyDataType_ELSIZE(dtype);
   } else if (i == 0) {
     if (check_first_dtype(op, dtype, call) < 0) return -1;
-    itemsize = call->itemsize;
   } else if (gl_dtype_code(dtype) != call->dtype) {
     PyErr_Format(PyExc_TypeError, "%s must have %s's dtype %s, got %S", name, op->in[0].name,
                  gl_dtype_name(call->dtype), (PyObject *)dtype);
@@ -103,22 +100,26 @@ static int check_input(const gl_operands_op *op, int i, int ndim, const Py_ssize
   }
   call->in_size[i] = size;
   call->in[i] = ptr;
-  if (size && (uintptr_t)ptr % (uintptr_t)itemsize) {
-    PyErr_Format(PyExc_ValueError, "%s is not aligned to its %d-byte elements", name, itemsize);
-    return -1;
-  }
   return 0;
 }
 
-/* The inputs as NumPy arrays (borrowed into in), checked. */
+/* The inputs as NumPy arrays, checked: in[i] is the input, or a copy of it (a new reference in
+ * copies[i], to release whatever this returns) where it starts inside an element (a view of a
+ * byte buffer), so that a CPU variant reads whole elements; the staging copies either. */
 static int check_host_inputs(const gl_operands_op *op, PyObject *const *inputs,
-                             gl_operands_call *call, PyArrayObject **in) {
+                             gl_operands_call *call, PyArrayObject **in, PyObject **copies) {
   for (int i = 0; i < op->n_in; i++) {
     if (gl_check_host_array(inputs[i], op->in[i].name, op->in[i].ndim, 0) < 0) return -1;
     in[i] = (PyArrayObject *)inputs[i];
     if (check_input(op, i, PyArray_NDIM(in[i]), PyArray_SHAPE(in[i]), PyArray_DESCR(in[i]),
                     PyArray_DATA(in[i]), call) < 0)
       return -1;
+    if (PyArray_SIZE(in[i]) &&
+        (uintptr_t)PyArray_DATA(in[i]) % (uintptr_t)PyArray_ITEMSIZE(in[i])) {
+      if (!(copies[i] = PyArray_NewCopy(in[i], NPY_CORDER))) return -1;
+      in[i] = (PyArrayObject *)copies[i];
+      call->in[i] = PyArray_DATA(in[i]);
+    }
   }
   return 0;
 }
@@ -369,11 +370,11 @@ static PyObject *host_prefix(PyArrayObject *full, long long count) {
 static PyObject *run_on_host(const gl_operands_op *op, PyObject *const *inputs,
                              PyObject *stream_obj, gl_operands_call *call) {
   PyArrayObject *in[GL_OPERANDS_MAX], *out[GL_OPERANDS_MAX] = {NULL};
-  if (check_host_inputs(op, inputs, call, in) < 0 || op->outputs(call) < 0) return NULL;
-  if (call->variant->backend == GL_BACKEND_CUDA && gl_require_gpu(op->ladder->op) < 0) return NULL;
+  PyObject *copies[GL_OPERANDS_MAX] = {NULL};
+  int ok = check_host_inputs(op, inputs, call, in, copies) == 0 && op->outputs(call) == 0 &&
+           (call->variant->backend == GL_BACKEND_CPU || gl_require_gpu(op->ladder->op) == 0);
   Py_ssize_t elements = 0;
-  for (int i = 0; i < op->n_in; i++) elements += PyArray_SIZE(in[i]);
-  int ok = 1;
+  for (int i = 0; ok && i < op->n_in; i++) elements += PyArray_SIZE(in[i]);
   for (int o = 0; ok && o < op->n_out; o++) {
     out[o] = (PyArrayObject *)PyArray_SimpleNew(call->out_ndim[o], call->out_shape[o],
                                                 call->out_type[o]);
@@ -395,6 +396,7 @@ static PyObject *run_on_host(const gl_operands_op *op, PyObject *const *inputs,
       ok = kept != NULL;
     }
   }
+  for (int i = 0; i < op->n_in; i++) Py_XDECREF(copies[i]);
   if (!ok) {
     for (int o = 0; o < op->n_out; o++) Py_XDECREF(out[o]);
     return NULL;
@@ -430,7 +432,7 @@ int gl_operands_open(const gl_operands_op *op, PyObject *const *inputs, PyObject
   if (resolve(op, inputs, Py_None, variant, stream, call, on_device) < 0) return -1;
   if (!*on_device) {
     PyArrayObject *host[GL_OPERANDS_MAX];
-    if (check_host_inputs(op, inputs, call, host) < 0) return -1;
+    if (check_host_inputs(op, inputs, call, host, hold->copies) < 0) return -1;
     return call->variant->backend == GL_BACKEND_CUDA &&
                    (gl_require_gpu(op->ladder->op) < 0 ||
                     gl_stream_arg(stream, &call->stream, &hold->keep) < 0)
@@ -445,6 +447,9 @@ int gl_operands_open(const gl_operands_op *op, PyObject *const *inputs, PyObject
 }
 
 void gl_operands_close(gl_operands_hold *hold) {
-  for (int i = 0; i < GL_OPERANDS_MAX; i++) Py_CLEAR(hold->device[i]);
+  for (int i = 0; i < GL_OPERANDS_MAX; i++) {
+    Py_CLEAR(hold->device[i]);
+    Py_CLEAR(hold->copies[i]);
+  }
   Py_CLEAR(hold->keep);
 }

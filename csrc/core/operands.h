@@ -5,12 +5,13 @@
  * arrays (asynchronous on the stream, DeviceArrays out); and the refused one, a CPU variant on
  * device arrays. Inputs are all NumPy or all device arrays (a mix is refused); a device array
  * last used on another stream is ordered after that use (gl_as_device_array). Every operand is
- * checked -- type, placement, ndim, contiguity, dtype, alignment -- and the outputs' shapes
- * worked out before anything is allocated or launched (and, on NumPy arrays, before a CUDA
- * variant asks for the GPU); messages name the argument (TypeError for a wrong type or dtype,
- * ValueError for a wrong shape). Every op of several arrays is built on
- * it; the elementwise and reduction drivers keep their own (they write into a given `out` and
- * return scalars, which this module does not). */
+ * checked -- type, placement, ndim, contiguity, dtype, alignment (a device array must start at
+ * an element; a NumPy array that does not is copied) -- and the outputs' shapes worked out
+ * before anything is allocated or launched (on NumPy arrays, before a CUDA variant asks for the
+ * GPU); messages name the argument (TypeError for a wrong type or dtype, ValueError for a wrong
+ * shape). Every op of several arrays is built on it; the elementwise and reduction drivers keep
+ * their own (they write into a given `out`, stage small calls through mapped memory and return
+ * scalars, which this module does not). */
 #ifndef GL_OPERANDS_H
 #define GL_OPERANDS_H
 
@@ -112,6 +113,7 @@ PyObject *gl_operands_run_mode(const gl_operands_op *op, PyObject *const *inputs
 typedef struct {
   PyObject *keep;                    /* the stream's owner */
   PyObject *device[GL_OPERANDS_MAX]; /* the inputs as DeviceArrays, on device arrays */
+  PyObject *copies[GL_OPERANDS_MAX]; /* NumPy inputs that start inside an element, copied */
 } gl_operands_hold;
 
 /* The resolution and checks of gl_operands_run without outputs or a run, for an op that

@@ -15,8 +15,8 @@
 #define GL_OPERANDS_RELEASE_GIL_MIN (1 << 16)
 
 /* The mode, the variant, its tunables and where it runs; refuses a CPU variant with a stream or
- * on device arrays, and a CUDA variant on device arrays without a GPU (on NumPy arrays that waits
- * for the arguments' checks, so that bad arguments are refused alike on every machine). */
+ * on device arrays, and a CUDA variant without a GPU (on NumPy arrays of a check_before_gpu op,
+ * run_on_host asks later). */
 static int resolve(const gl_operands_op *op, PyObject *const *inputs, PyObject *mode,
                    PyObject *variant, PyObject *stream, gl_operands_call *call, int *on_device) {
   const char *names[GL_OPERANDS_MAX];
@@ -37,7 +37,9 @@ static int resolve(const gl_operands_op *op, PyObject *const *inputs, PyObject *
                  v->id, v->name, op->in[0].name);
     return -1;
   }
-  if (*on_device && gl_require_gpu(op->ladder->op) < 0) return -1;
+  if (v->backend == GL_BACKEND_CUDA && (*on_device || !op->check_before_gpu) &&
+      gl_require_gpu(op->ladder->op) < 0)
+    return -1;
   return 0;
 }
 
@@ -372,7 +374,8 @@ static PyObject *run_on_host(const gl_operands_op *op, PyObject *const *inputs,
   PyArrayObject *in[GL_OPERANDS_MAX], *out[GL_OPERANDS_MAX] = {NULL};
   PyObject *copies[GL_OPERANDS_MAX] = {NULL};
   int ok = check_host_inputs(op, inputs, call, in, copies) == 0 && op->outputs(call) == 0 &&
-           (call->variant->backend == GL_BACKEND_CPU || gl_require_gpu(op->ladder->op) == 0);
+           (call->variant->backend == GL_BACKEND_CPU || !op->check_before_gpu ||
+            gl_require_gpu(op->ladder->op) == 0);
   Py_ssize_t elements = 0;
   for (int i = 0; ok && i < op->n_in; i++) elements += PyArray_SIZE(in[i]);
   for (int o = 0; ok && o < op->n_out; o++) {
@@ -430,16 +433,13 @@ int gl_operands_open(const gl_operands_op *op, PyObject *const *inputs, PyObject
   memset(hold, 0, sizeof *hold);
   *on_device = 0;
   if (resolve(op, inputs, Py_None, variant, stream, call, on_device) < 0) return -1;
+  const int cuda = call->variant->backend == GL_BACKEND_CUDA;
+  if (cuda && gl_stream_arg(stream, &call->stream, &hold->keep) < 0) return -1;
   if (!*on_device) {
     PyArrayObject *host[GL_OPERANDS_MAX];
     if (check_host_inputs(op, inputs, call, host, hold->copies) < 0) return -1;
-    return call->variant->backend == GL_BACKEND_CUDA &&
-                   (gl_require_gpu(op->ladder->op) < 0 ||
-                    gl_stream_arg(stream, &call->stream, &hold->keep) < 0)
-               ? -1
-               : 0;
+    return cuda && op->check_before_gpu && gl_require_gpu(op->ladder->op) < 0 ? -1 : 0;
   }
-  if (gl_stream_arg(stream, &call->stream, &hold->keep) < 0) return -1;
   gl_DeviceArrayObject *device[GL_OPERANDS_MAX] = {NULL};
   const int rc = check_device_inputs(op, inputs, call, device);
   for (int i = 0; i < op->n_in; i++) hold->device[i] = (PyObject *)device[i];

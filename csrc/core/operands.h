@@ -7,11 +7,10 @@
  * last used on another stream is ordered after that use (gl_as_device_array). Every operand is
  * checked -- type, placement, ndim, contiguity, dtype, alignment (a device array must start at
  * an element; a NumPy array that does not is copied) -- and the outputs' shapes worked out
- * before anything is allocated or launched (on NumPy arrays, before a CUDA variant asks for the
- * GPU); messages name the argument (TypeError for a wrong type or dtype, ValueError for a wrong
- * shape). Every op of several arrays is built on it; the elementwise and reduction drivers keep
- * their own (they write into a given `out`, stage small calls through mapped memory and return
- * scalars, which this module does not). */
+ * before anything is allocated or launched; messages name the argument (TypeError for a wrong type
+ * or dtype, ValueError for a wrong shape). Every op of several arrays is built on it; the
+ * elementwise and reduction drivers keep their own (they write into a given `out`, stage small
+ * calls through mapped memory and return scalars, which this module does not). */
 #ifndef GL_OPERANDS_H
 #define GL_OPERANDS_H
 
@@ -73,6 +72,11 @@ typedef struct {
    * -1. */
   int (*run_cuda)(const gl_operands_call *call);
   int (*run_cpu)(const gl_operands_call *call);
+  /* Set: on NumPy arrays a CUDA variant asks for the GPU after the inputs' checks and the
+   * outputs callback, so that the op's own refusals (scan's one-block limit) come on machines
+   * without a GPU too; unset, it asks first (an empty call without a GPU is NoDeviceError
+   * whatever its shapes). */
+  int check_before_gpu;
   /* Set: an op with nothing to do when its outputs are empty; they are returned unrun, and NumPy
    * inputs are not staged. */
   int skip_empty;

@@ -85,7 +85,7 @@ static int check_input(const gl_operands_op *op, int i, int ndim, const Py_ssize
   } else {
     call->in_dtype[i] = call->dtype;
   }
-  if (ndim > GL_MAX_NDIM) { /* an operand of any ndim: its shape must fit the call's */
+  if (ndim > GL_MAX_NDIM && !spec->flat) { /* an operand of any ndim: its shape must fit */
     PyErr_Format(PyExc_ValueError, "%s has %d dimensions; at most %d", name, ndim, GL_MAX_NDIM);
     return -1;
   }
@@ -95,11 +95,12 @@ static int check_input(const gl_operands_op *op, int i, int ndim, const Py_ssize
     return -1;
   }
   Py_ssize_t size = 1;
-  call->in_ndim[i] = ndim;
-  for (int d = 0; d < ndim; d++) {
-    call->shape[i][d] = shape[d];
-    size *= shape[d];
-  }
+  for (int d = 0; d < ndim; d++) size *= shape[d];
+  call->in_ndim[i] = spec->flat ? 1 : ndim;
+  if (spec->flat)
+    call->shape[i][0] = size;
+  else
+    memcpy(call->shape[i], shape, sizeof(Py_ssize_t) * (size_t)ndim);
   call->in_size[i] = size;
   call->in[i] = ptr;
   return 0;
@@ -279,9 +280,9 @@ static PyObject *run_on_device(const gl_operands_op *op, PyObject *const *inputs
   return pack(op->n_out, (PyObject **)out);
 }
 
-/* A CUDA variant on NumPy arrays: device copies of the inputs, the run, the outputs copied back
- * into host_out and waited for (a counted output: its length into *count, then that many
- * elements). */
+/* A CUDA variant on NumPy arrays: device copies of the inputs (in the call's shapes: a flat
+ * input's is its length), the run, the outputs copied back into host_out and waited for (a
+ * counted output: its length into *count, then that many elements). */
 static int run_staged(const gl_operands_op *op, PyArrayObject *const *host_in,
                       PyArrayObject *const *host_out, PyObject *stream_obj, gl_operands_call *call,
                       long long *count) {
@@ -291,8 +292,8 @@ static int run_staged(const gl_operands_op *op, PyArrayObject *const *host_in,
   gl_DeviceArrayObject *slot = NULL;
   int ok = 1;
   for (int i = 0; ok && i < op->n_in; i++) {
-    in[i] = gl_devarray_empty(PyArray_NDIM(host_in[i]), PyArray_SHAPE(host_in[i]),
-                              PyArray_DESCR(host_in[i]), call->stream, NULL);
+    in[i] = gl_devarray_empty(call->in_ndim[i], call->shape[i], PyArray_DESCR(host_in[i]),
+                              call->stream, NULL);
     ok = in[i] != NULL;
     if (ok) call->in[i] = in[i]->ptr;
   }

@@ -22,12 +22,15 @@
 
 typedef struct {
   const char *name; /* the argument's name in messages */
-  int ndim;         /* required ndim, or -1 for any (up to GL_MAX_NDIM) */
+  int ndim;         /* required ndim, or -1 for any (up to GL_MAX_NDIM, unless flat) */
   /* 0: the input shares the first input's dtype (the op's data). Otherwise the input has a dtype
    * of its own, one of these (the sparse lab's index arrays: int32 or int64 beside float data),
    * recorded in the call's in_dtype; the first input never has one. */
   unsigned dtypes;
   Py_ssize_t last_dim; /* nonzero: the required length of the last dimension (3 channels) */
+  /* Set: the op reads the input as a run of elements (scan, histogram), so it takes any ndim
+   * NumPy allows; the call records it 1-D, of its length. */
+  int flat;
   /* Set: a NumPy bool array (compact's mask), which no glc dtype names; its in_dtype is -1.
    * Never the first input. */
   int boolean;

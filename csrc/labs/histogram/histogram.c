@@ -49,7 +49,7 @@ static int histogram_cpu(const gl_operands_call *c) {
 /* Run for every call, empty x too: the run writes the counts. */
 static const gl_operands_op histogram_op = {.ladder = &gl_ladder_histogram,
                                             .n_in = 1,
-                                            .in = {{"x", -1}},
+                                            .in = {{"x", -1, .flat = 1}},
                                             .dtypes = HISTOGRAM_DTYPES,
                                             .n_out = 1,
                                             .configure = gl_operands_configure_block,
@@ -124,7 +124,7 @@ static PyObject *py_histogram_data_range(PyObject *m, PyObject *const *args, Py_
   if (nargs != 3)
     return PyErr_Format(PyExc_TypeError, "_core.histogram_data_range takes 3 positional arguments");
   static const gl_operands_op range_op = {
-      .ladder = &gl_ladder_histogram, .n_in = 1, .in = {{"x", -1}}, .dtypes = GL_FLOATS};
+      .ladder = &gl_ladder_histogram, .n_in = 1, .in = {{"x", -1, .flat = 1}}, .dtypes = GL_FLOATS};
   gl_operands_call c = {0};
   gl_operands_hold hold;
   PyObject *result = NULL;

@@ -62,7 +62,7 @@ static int scan_cpu(const gl_operands_call *c) {
 
 static const gl_operands_op scan_op = {.ladder = &gl_ladder_scan,
                                        .n_in = 1,
-                                       .in = {{"x", -1}},
+                                       .in = {{"x", -1, .flat = 1}},
                                        .dtypes = SCAN_DTYPES,
                                        .n_out = 1,
                                        .configure = gl_operands_configure_block,
@@ -137,7 +137,7 @@ static int nonzero_cpu(const gl_operands_call *c) {
 
 static const gl_operands_op compact_op = {.ladder = &gl_ladder_compact,
                                           .n_in = 1,
-                                          .in = {{"x", -1}},
+                                          .in = {{"x", -1, .flat = 1}},
                                           .dtypes = SCAN_DTYPES,
                                           .n_out = 1,
                                           .outputs = compact_outputs,
@@ -160,7 +160,7 @@ static const gl_operands_op compact_masked_op = {.ladder = &gl_ladder_compact,
                                                  .count_first = count_mask};
 static const gl_operands_op nonzero_op = {.ladder = &gl_ladder_nonzero,
                                           .n_in = 1,
-                                          .in = {{"x", -1}},
+                                          .in = {{"x", -1, .flat = 1}},
                                           .dtypes = SCAN_DTYPES,
                                           .n_out = 1,
                                           .outputs = nonzero_outputs,

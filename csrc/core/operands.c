@@ -60,8 +60,8 @@ static int check_first_dtype(const gl_operands_op *op, PyArray_Descr *dtype,
 
 /* Input i's dtype (the first one's from the op's and variant's dtypes, an input with dtypes of
  * its own one of those, a boolean one bool, the others the first's) and shape, recorded in
- * call. (Alignment: gl_check_device_array refuses a device array that starts inside an element;
- * check_host_inputs copies such a NumPy array.) */
+ * call. (Alignment: gl_check_device_array refuses a device array that starts inside an element,
+ * check_host_inputs such a NumPy array.) */
 static int check_input(const gl_operands_op *op, int i, int ndim, const Py_ssize_t *shape,
                        PyArray_Descr *dtype, const void *ptr, gl_operands_call *call) {
   const gl_operand *spec = &op->in[i];
@@ -106,9 +106,9 @@ static int check_input(const gl_operands_op *op, int i, int ndim, const Py_ssize
   return 0;
 }
 
-/* The inputs as NumPy arrays, checked: in[i] is the input, or a copy of it (a new reference in
- * copies[i], to release whatever this returns) where it starts inside an element (a view of a
- * byte buffer), so that a CPU variant reads whole elements; the staging copies either. */
+/* The inputs as NumPy arrays, checked. One that starts inside an element (a view of a byte
+ * buffer) is refused, or with copy_misaligned copied: in[i] is then the copy, a new reference in
+ * copies[i] to release whatever this returns. */
 static int check_host_inputs(const gl_operands_op *op, PyObject *const *inputs,
                              gl_operands_call *call, PyArrayObject **in, PyObject **copies) {
   for (int i = 0; i < op->n_in; i++) {
@@ -117,8 +117,13 @@ static int check_host_inputs(const gl_operands_op *op, PyObject *const *inputs,
     if (check_input(op, i, PyArray_NDIM(in[i]), PyArray_SHAPE(in[i]), PyArray_DESCR(in[i]),
                     PyArray_DATA(in[i]), call) < 0)
       return -1;
-    if (PyArray_SIZE(in[i]) &&
-        (uintptr_t)PyArray_DATA(in[i]) % (uintptr_t)PyArray_ITEMSIZE(in[i])) {
+    const Py_ssize_t itemsize = PyArray_ITEMSIZE(in[i]);
+    if (PyArray_SIZE(in[i]) && (uintptr_t)PyArray_DATA(in[i]) % (uintptr_t)itemsize) {
+      if (!op->copy_misaligned) {
+        PyErr_Format(PyExc_ValueError, "%s is not aligned to its %zd-byte elements", op->in[i].name,
+                     itemsize);
+        return -1;
+      }
       if (!(copies[i] = PyArray_NewCopy(in[i], NPY_CORDER))) return -1;
       in[i] = (PyArrayObject *)copies[i];
       call->in[i] = PyArray_DATA(in[i]);

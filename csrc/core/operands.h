@@ -5,10 +5,9 @@
  * arrays (asynchronous on the stream, DeviceArrays out); and the refused one, a CPU variant on
  * device arrays. Inputs are all NumPy or all device arrays (a mix is refused); a device array
  * last used on another stream is ordered after that use (gl_as_device_array). Every operand is
- * checked -- type, placement, ndim, contiguity, dtype, alignment (a device array must start at
- * an element; a NumPy array that does not is copied) -- and the outputs' shapes worked out
- * before anything is allocated or launched; messages name the argument (TypeError for a wrong type
- * or dtype, ValueError for a wrong shape). Every op of several arrays is built on it; the
+ * checked -- type, placement, ndim, contiguity, dtype, alignment -- and the outputs' shapes worked
+ * out before anything is allocated or launched; messages name the argument (TypeError for a wrong
+ * type or dtype, ValueError for a wrong shape). Every op of several arrays is built on it; the
  * elementwise and reduction drivers keep their own (they write into a given `out`, stage small
  * calls through mapped memory and return scalars, which this module does not). */
 #ifndef GL_OPERANDS_H
@@ -80,6 +79,10 @@ typedef struct {
    * without a GPU too; unset, it asks first (an empty call without a GPU is NoDeviceError
    * whatever its shapes). */
   int check_before_gpu;
+  /* Set: a NumPy input that starts inside an element (a view of a byte buffer) is copied, so
+   * that a CPU variant reads whole elements; unset, it is refused (ValueError). A device array
+   * that does is always refused (its kernels would fault). */
+  int copy_misaligned;
   /* Set: an op with nothing to do when its outputs are empty; they are returned unrun, and NumPy
    * inputs are not staged. */
   int skip_empty;
@@ -120,7 +123,7 @@ PyObject *gl_operands_run_mode(const gl_operands_op *op, PyObject *const *inputs
 typedef struct {
   PyObject *keep;                    /* the stream's owner */
   PyObject *device[GL_OPERANDS_MAX]; /* the inputs as DeviceArrays, on device arrays */
-  PyObject *copies[GL_OPERANDS_MAX]; /* NumPy inputs that start inside an element, copied */
+  PyObject *copies[GL_OPERANDS_MAX]; /* copy_misaligned's copies */
 } gl_operands_hold;
 
 /* The resolution and checks of gl_operands_run without outputs or a run, for an op that

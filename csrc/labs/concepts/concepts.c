@@ -72,7 +72,8 @@ static const gl_operands_op divergence_op = {.ladder = &gl_ladder_divergence,
                                              .run_cuda = divergence_cuda,
                                              .run_cpu = divergence_cpu,
                                              .skip_empty = 1,
-                                             .check_before_gpu = 1};
+                                             .check_before_gpu = 1,
+                                             .copy_misaligned = 1};
 
 /* divergence(x, key, iterations, variant, stream, block), all positional. */
 static PyObject *py_divergence(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
@@ -120,7 +121,8 @@ static const gl_operands_op warp_reduce_op = {.ladder = &gl_ladder_warp_reduce,
                                               .run_cuda = warp_reduce_cuda,
                                               .run_cpu = warp_reduce_cpu,
                                               .skip_empty = 1,
-                                              .check_before_gpu = 1};
+                                              .check_before_gpu = 1,
+                                              .copy_misaligned = 1};
 
 /* warp_reduce(x, trials, variant, stream, block), all positional. */
 static PyObject *py_warp_reduce(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
@@ -214,7 +216,8 @@ static const gl_operands_op lookup_op = {.ladder = &gl_ladder_lookup,
                                          .run_cuda = lookup_cuda,
                                          .run_cpu = lookup_cpu,
                                          .skip_empty = 1,
-                                         .check_before_gpu = 1};
+                                         .check_before_gpu = 1,
+                                         .copy_misaligned = 1};
 
 /* lookup(table, idx, variant, stream, block), all positional. */
 static PyObject *py_lookup(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {

@@ -70,7 +70,8 @@ static const gl_operands_op scan_op = {.ladder = &gl_ladder_scan,
                                        .run_cuda = scan_cuda,
                                        .run_cpu = scan_cpu,
                                        .skip_empty = 1,
-                                       .check_before_gpu = 1};
+                                       .check_before_gpu = 1,
+                                       .copy_misaligned = 1};
 
 /* scan(x, op, inclusive, variant, stream, block), all positional. */
 static PyObject *py_scan(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
@@ -145,6 +146,7 @@ static const gl_operands_op compact_op = {.ladder = &gl_ladder_compact,
                                           .run_cpu = compact_cpu,
                                           .skip_empty = 1,
                                           .check_before_gpu = 1,
+                                          .copy_misaligned = 1,
                                           .counted = 1};
 static const gl_operands_op compact_masked_op = {.ladder = &gl_ladder_compact,
                                                  .n_in = 2,
@@ -156,6 +158,7 @@ static const gl_operands_op compact_masked_op = {.ladder = &gl_ladder_compact,
                                                  .run_cpu = compact_cpu,
                                                  .skip_empty = 1,
                                                  .check_before_gpu = 1,
+                                                 .copy_misaligned = 1,
                                                  .counted = 1,
                                                  .count_first = count_mask};
 static const gl_operands_op nonzero_op = {.ladder = &gl_ladder_nonzero,
@@ -168,6 +171,7 @@ static const gl_operands_op nonzero_op = {.ladder = &gl_ladder_nonzero,
                                           .run_cpu = nonzero_cpu,
                                           .skip_empty = 1,
                                           .check_before_gpu = 1,
+                                          .copy_misaligned = 1,
                                           .counted = 1};
 
 /* compact(x, mask, variant, stream) and nonzero(x, variant, stream), all positional; mask None

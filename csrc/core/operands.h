@@ -3,12 +3,13 @@
  * arrays (run on the host, the GIL released for large calls); a CUDA variant on NumPy arrays
  * (copied to the device, run, the outputs copied back and waited for); a CUDA variant on device
  * arrays (asynchronous on the stream, DeviceArrays out); and the refused one, a CPU variant on
- * device arrays. Inputs are all NumPy or all device arrays (a mix is refused). Every operand is
- * checked -- type, placement, ndim, contiguity, dtype, alignment -- and the outputs' shapes
- * worked out before anything is allocated or launched; messages name the argument (TypeError for
- * a wrong type or dtype, ValueError for a wrong shape). The histogram, scan and concepts labs
- * and the elementwise and reduction drivers still have their own copies (a later change moves
- * them here). */
+ * device arrays. Inputs are all NumPy or all device arrays (a mix is refused); a device array
+ * last used on another stream is ordered after that use (gl_as_device_array). Every operand is
+ * checked -- type, placement, ndim, contiguity, dtype, alignment -- and the outputs' shapes worked
+ * out before anything is allocated or launched; messages name the argument (TypeError for a wrong
+ * type or dtype, ValueError for a wrong shape). Every op of several arrays is built on it; the
+ * elementwise and reduction drivers keep their own (they write into a given `out`, stage small
+ * calls through mapped memory and return scalars, which this module does not). */
 #ifndef GL_OPERANDS_H
 #define GL_OPERANDS_H
 
@@ -20,11 +21,18 @@
 
 typedef struct {
   const char *name; /* the argument's name in messages */
-  int ndim;         /* required ndim */
+  int ndim;         /* required ndim, or -1 for any (up to GL_MAX_NDIM, unless flat) */
   /* 0: the input shares the first input's dtype (the op's data). Otherwise the input has a dtype
    * of its own, one of these (the sparse lab's index arrays: int32 or int64 beside float data),
    * recorded in the call's in_dtype; the first input never has one. */
   unsigned dtypes;
+  Py_ssize_t last_dim; /* nonzero: the required length of the last dimension (3 channels) */
+  /* Set: the op reads the input as a run of elements (scan, histogram), so it takes any ndim
+   * NumPy allows; the call records it 1-D, of its length. */
+  int flat;
+  /* Set: a NumPy bool array (compact's mask), which no glc dtype names; its in_dtype is -1.
+   * Never the first input. */
+  int boolean;
 } gl_operand;
 
 /* One call, as the op's callbacks see it. */
@@ -33,14 +41,17 @@ typedef struct {
   int dtype;                     /* the inputs' enum glc_dtype (they share one) */
   int itemsize;                  /* bytes of one input element */
   int in_dtype[GL_OPERANDS_MAX]; /* each input's enum glc_dtype (its own, or dtype) */
-  int in_ndim[GL_OPERANDS_MAX];  /* each input's ndim (for an operand of any ndim: -1) */
+  int in_ndim[GL_OPERANDS_MAX];  /* each input's ndim */
   Py_ssize_t shape[GL_OPERANDS_MAX][GL_MAX_NDIM];
-  const void *in[GL_OPERANDS_MAX]; /* host or device memory: where the variant runs */
+  Py_ssize_t in_size[GL_OPERANDS_MAX]; /* each input's elements */
+  int mode;                            /* the ladder's mode, for ladders with modes */
+  const void *in[GL_OPERANDS_MAX];     /* host or device memory: where the variant runs */
   /* Set by the op's outputs callback: */
   int out_ndim[GL_OPERANDS_MAX];
   Py_ssize_t out_shape[GL_OPERANDS_MAX][GL_MAX_NDIM];
   int out_type[GL_OPERANDS_MAX]; /* NumPy type numbers */
   void *out[GL_OPERANDS_MAX];
+  long long *count;  /* an op with a counted output: where the run writes its length */
   glc_stream stream; /* CUDA variants only */
   void *params;      /* the op's own, as gl_operands_run got them (configure may fill them) */
 } gl_operands_call;
@@ -49,7 +60,9 @@ typedef struct {
   const gl_ladder *ladder;
   int n_in;
   gl_operand in[GL_OPERANDS_MAX];
-  unsigned dtypes; /* the inputs' dtype, one of these and of the variant's */
+  /* The first input's dtype: one of these that the variant also takes (when it takes none of
+   * them, one of the variant's, which the refusal lists). */
+  unsigned dtypes;
   int n_out;
   /* Once the variant is known, before any array is looked at: the tunables, resolved into the
    * op's params. 0, or -1 with an exception set. NULL: the op has none. */
@@ -61,12 +74,67 @@ typedef struct {
    * -1. */
   int (*run_cuda)(const gl_operands_call *call);
   int (*run_cpu)(const gl_operands_call *call);
+  /* Set: on NumPy arrays a CUDA variant asks for the GPU after the inputs' checks and the
+   * outputs callback, so that the op's own refusals (scan's one-block limit) come on machines
+   * without a GPU too; unset, it asks first (an empty call without a GPU is NoDeviceError
+   * whatever its shapes). */
+  int check_before_gpu;
+  /* Set: a NumPy input that starts inside an element (a view of a byte buffer) is copied, so
+   * that a CPU variant reads whole elements; unset, it is refused (ValueError). A device array
+   * that does is always refused (its kernels would fault). */
+  int copy_misaligned;
+  /* Set: an op with nothing to do when its outputs are empty; they are returned unrun, and NumPy
+   * inputs are not staged. */
+  int skip_empty;
+  /* Set: output 0 is counted (compact, nonzero; n_out 1): outputs gives it 1-D at its capacity,
+   * the run writes the number of elements it kept to call->count (device memory for a CUDA
+   * variant, host for a CPU one), and the result is those first elements, an array of exactly
+   * that length. On device arrays that length is read back (the call waits for it, as
+   * torch.masked_select does). */
+  int counted;
+  /* With counted, on device arrays, or NULL: writes the output's length to call->count before
+   * the run (a mask's true elements), so that the run writes into an output of that length;
+   * without it the run writes into one of the capacity and the kept elements are copied into
+   * one of their length. 0 or a CUDA error code. */
+  int (*count_first)(const gl_operands_call *call);
 } gl_operands_op;
+
+/* The tunable most ops have: the Python `block` argument and the value it resolves to. */
+typedef struct {
+  PyObject *arg;
+  int value;
+} gl_operands_block;
+
+/* A configure callback for ops whose only tunable is `block`: their params begin with a
+ * gl_operands_block. */
+int gl_operands_configure_block(gl_operands_call *call);
 
 /* Runs op on inputs (op->n_in objects) with the Python arguments variant and stream (None when
  * omitted); params reach the callbacks. Returns the output (a tuple when op->n_out > 1), or
  * NULL with an exception set. */
 PyObject *gl_operands_run(const gl_operands_op *op, PyObject *const *inputs, PyObject *variant,
                           PyObject *stream, void *params);
+/* gl_operands_run for an op whose ladder has modes (scan's sum, max, min): mode is the Python
+ * argument, resolved before the variant and checked against the variant and dtype. */
+PyObject *gl_operands_run_mode(const gl_operands_op *op, PyObject *const *inputs, PyObject *mode,
+                               PyObject *variant, PyObject *stream, void *params);
+
+/* What gl_operands_open holds for its caller. */
+typedef struct {
+  PyObject *keep;                    /* the stream's owner */
+  PyObject *device[GL_OPERANDS_MAX]; /* the inputs as DeviceArrays, on device arrays */
+  PyObject *copies[GL_OPERANDS_MAX]; /* copy_misaligned's copies */
+} gl_operands_hold;
+
+/* The resolution and checks of gl_operands_run without outputs or a run, for an op that
+ * computes a few numbers from its inputs where they are (the histogram's data range: on the
+ * host for NumPy arrays whatever the variant). op's outputs, run_cuda and run_cpu are unused.
+ * On success call has the variant, dtypes, shapes, the inputs (host or device memory) and, for
+ * a CUDA variant, the stream, and *on_device says where the inputs are. 0, or -1 with an
+ * exception set; gl_operands_close(hold) either way. */
+int gl_operands_open(const gl_operands_op *op, PyObject *const *inputs, PyObject *variant,
+                     PyObject *stream, gl_operands_call *call, gl_operands_hold *hold,
+                     int *on_device);
+void gl_operands_close(gl_operands_hold *hold);
 
 #endif

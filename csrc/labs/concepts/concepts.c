@@ -1,15 +1,29 @@
 /* The concepts lab's bindings (issue 15's concept demos): divergence, warp_reduce and lookup on
- * the lab's own placement (operands.h), counter on the shared reduction driver and sin on the
- * shared elementwise driver. */
+ * the core's placement (csrc/core/operands.h), counter on the shared reduction driver and sin on
+ * the shared elementwise driver. */
 #include <string.h>
 
 #include "cpu.h"
 #include "csrc/core/args.h"
 #include "csrc/core/elementwise.h"
+#include "csrc/core/operands.h"
 #include "csrc/core/reduction.h"
 #include "cuda/concepts/concepts.h"
-#include "operands.h"
 #include "variants.h"
+
+/* An op's block and its one scalar (iterations, trials). */
+typedef struct {
+  gl_operands_block block;
+  int scalar;
+} concept_params;
+
+static int block_of(const gl_operands_call *c) {
+  return ((const concept_params *)c->params)->block.value;
+}
+
+static int scalar_of(const gl_operands_call *c) {
+  return ((const concept_params *)c->params)->scalar;
+}
 
 /* An int argument within [low, high]: TypeError for a non-int, ValueError naming it otherwise. */
 static int int_in_range(PyObject *obj, const char *name, long long low, long long high,
@@ -24,84 +38,99 @@ static int int_in_range(PyObject *obj, const char *name, long long low, long lon
   return 0;
 }
 
-static void same_shape_result(cn_call *c, int from, int npy_type) {
-  c->out_ndim = c->ndim[from];
-  memcpy(c->out_shape, c->shape[from], sizeof(Py_ssize_t) * (size_t)c->ndim[from]);
-  c->out_type = npy_type;
+static void same_shape_result(gl_operands_call *c, int from, int npy_type) {
+  c->out_ndim[0] = c->in_ndim[from];
+  memcpy(c->out_shape[0], c->shape[from], sizeof(Py_ssize_t) * (size_t)c->in_ndim[from]);
+  c->out_type[0] = npy_type;
 }
 
 /* ---- divergence ---- */
 
-static int divergence_shape(cn_call *c) {
-  if (gl_check_same_shape(c->ndim[0], c->shape[0], c->ndim[1], c->shape[1], "x", "key") < 0)
+static int divergence_outputs(gl_operands_call *c) {
+  if (gl_check_same_shape(c->in_ndim[0], c->shape[0], c->in_ndim[1], c->shape[1], "x", "key") < 0)
     return -1;
   same_shape_result(c, 0, NPY_FLOAT32);
   return 0;
 }
 
-static int divergence_cuda(const cn_call *c) {
-  return glc_divergence(c->variant->id, c->block, c->size[0], c->in[0], c->in[1],
-                        *(const int *)c->params, c->out, c->stream);
+static int divergence_cuda(const gl_operands_call *c) {
+  return glc_divergence(c->variant->id, block_of(c), (size_t)c->in_size[0], c->in[0], c->in[1],
+                        scalar_of(c), c->out[0], c->stream);
 }
 
-static int divergence_cpu(const cn_call *c) {
-  return glcpu_divergence(c->size[0], c->in[0], c->in[1], *(const int *)c->params, c->out);
+static int divergence_cpu(const gl_operands_call *c) {
+  return glcpu_divergence((size_t)c->in_size[0], c->in[0], c->in[1], scalar_of(c), c->out[0]);
 }
 
-static const cn_op divergence_op = {&gl_ladder_divergence,
-                                    2,
-                                    {{"x", GL_DT(GLC_F32), -1}, {"key", GL_DT(GLC_I32), -1}},
-                                    divergence_shape,
-                                    divergence_cuda,
-                                    divergence_cpu};
+static const gl_operands_op divergence_op = {.ladder = &gl_ladder_divergence,
+                                             .n_in = 2,
+                                             .in = {{"x", -1}, {"key", -1, GL_DT(GLC_I32)}},
+                                             .dtypes = GL_DT(GLC_F32),
+                                             .n_out = 1,
+                                             .configure = gl_operands_configure_block,
+                                             .outputs = divergence_outputs,
+                                             .run_cuda = divergence_cuda,
+                                             .run_cpu = divergence_cpu,
+                                             .skip_empty = 1,
+                                             .check_before_gpu = 1,
+                                             .copy_misaligned = 1};
 
 /* divergence(x, key, iterations, variant, stream, block), all positional. */
 static PyObject *py_divergence(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 6)
     return PyErr_Format(PyExc_TypeError, "_core.divergence takes 6 positional arguments");
-  int iterations;
-  if (int_in_range(args[2], "iterations", 0, GLC_DIVERGENCE_MAX_ITERATIONS, &iterations) < 0)
+  concept_params p = {{args[5], 0}, 0};
+  if (int_in_range(args[2], "iterations", 0, GLC_DIVERGENCE_MAX_ITERATIONS, &p.scalar) < 0)
     return NULL;
-  return cn_run(&divergence_op, args, args[3], args[4], args[5], &iterations);
+  return gl_operands_run(&divergence_op, args, args[3], args[4], &p);
 }
 
 /* ---- warp_reduce ---- */
 
-static int warp_reduce_block(const cn_call *c) {
-  return c->variant->backend == GL_BACKEND_CUDA ? c->block : GLC_WARP_REDUCE_CPU_BLOCK;
+static int warp_reduce_block(const gl_operands_call *c) {
+  return c->variant->backend == GL_BACKEND_CUDA ? block_of(c) : GLC_WARP_REDUCE_CPU_BLOCK;
 }
 
-static int warp_reduce_shape(cn_call *c) {
-  const size_t block = (size_t)warp_reduce_block(c);
-  c->out_ndim = 2;
-  c->out_shape[0] = 2;
-  c->out_shape[1] = (Py_ssize_t)(c->size[0] / block + (c->size[0] % block != 0));
-  c->out_type = NPY_INT32;
+static int warp_reduce_outputs(gl_operands_call *c) {
+  const size_t block = (size_t)warp_reduce_block(c), n = (size_t)c->in_size[0];
+  c->out_ndim[0] = 2;
+  c->out_shape[0][0] = 2;
+  c->out_shape[0][1] = (Py_ssize_t)(n / block + (n % block != 0));
+  c->out_type[0] = NPY_INT32;
   return 0;
 }
 
-static int warp_reduce_cuda(const cn_call *c) {
-  int *sums = c->out;
-  return glc_warp_reduce(c->variant->id, c->block, c->size[0], c->in[0], *(const int *)c->params,
-                         sums, sums + c->out_shape[1], c->stream);
+static int warp_reduce_cuda(const gl_operands_call *c) {
+  int *sums = c->out[0];
+  return glc_warp_reduce(c->variant->id, block_of(c), (size_t)c->in_size[0], c->in[0], scalar_of(c),
+                         sums, sums + c->out_shape[0][1], c->stream);
 }
 
-static int warp_reduce_cpu(const cn_call *c) {
-  int *sums = c->out;
-  return glcpu_warp_reduce(c->size[0], c->in[0], sums, sums + c->out_shape[1]);
+static int warp_reduce_cpu(const gl_operands_call *c) {
+  int *sums = c->out[0];
+  return glcpu_warp_reduce((size_t)c->in_size[0], c->in[0], sums, sums + c->out_shape[0][1]);
 }
 
-static const cn_op warp_reduce_op = {
-    &gl_ladder_warp_reduce, 1, {{"x", GL_DT(GLC_I32), -1}}, warp_reduce_shape, warp_reduce_cuda,
-    warp_reduce_cpu};
+static const gl_operands_op warp_reduce_op = {.ladder = &gl_ladder_warp_reduce,
+                                              .n_in = 1,
+                                              .in = {{"x", -1}},
+                                              .dtypes = GL_DT(GLC_I32),
+                                              .n_out = 1,
+                                              .configure = gl_operands_configure_block,
+                                              .outputs = warp_reduce_outputs,
+                                              .run_cuda = warp_reduce_cuda,
+                                              .run_cpu = warp_reduce_cpu,
+                                              .skip_empty = 1,
+                                              .check_before_gpu = 1,
+                                              .copy_misaligned = 1};
 
 /* warp_reduce(x, trials, variant, stream, block), all positional. */
 static PyObject *py_warp_reduce(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 5)
     return PyErr_Format(PyExc_TypeError, "_core.warp_reduce takes 5 positional arguments");
-  int trials;
-  if (int_in_range(args[1], "trials", 1, GLC_WARP_REDUCE_MAX_TRIALS, &trials) < 0) return NULL;
-  return cn_run(&warp_reduce_op, args, args[2], args[3], args[4], &trials);
+  concept_params p = {{args[4], 0}, 0};
+  if (int_in_range(args[1], "trials", 1, GLC_WARP_REDUCE_MAX_TRIALS, &p.scalar) < 0) return NULL;
+  return gl_operands_run(&warp_reduce_op, args, args[2], args[3], &p);
 }
 
 /* ---- counter ---- */
@@ -153,14 +182,14 @@ static PyObject *py_sin(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
 
 /* ---- lookup ---- */
 
-static int lookup_shape(cn_call *c) {
-  if (c->size[0] > GLC_LOOKUP_MAX_TABLE) {
+static int lookup_outputs(gl_operands_call *c) {
+  if (c->in_size[0] > GLC_LOOKUP_MAX_TABLE) {
     PyErr_Format(PyExc_ValueError,
-                 "table has %zu entries; at most %d fit the __constant__ table (32 KiB)",
-                 c->size[0], GLC_LOOKUP_MAX_TABLE);
+                 "table has %zd entries; at most %d fit the __constant__ table (32 KiB)",
+                 c->in_size[0], GLC_LOOKUP_MAX_TABLE);
     return -1;
   }
-  if (c->size[0] == 0 && c->size[1] != 0) {
+  if (c->in_size[0] == 0 && c->in_size[1] != 0) {
     PyErr_Format(PyExc_ValueError, "table is empty; there is nothing to look idx up in");
     return -1;
   }
@@ -168,23 +197,33 @@ static int lookup_shape(cn_call *c) {
   return 0;
 }
 
-static int lookup_cuda(const cn_call *c) {
-  return glc_lookup(c->variant->id, c->block, c->size[0], c->in[0], c->size[1], c->in[1], c->out,
-                    c->stream);
+static int lookup_cuda(const gl_operands_call *c) {
+  return glc_lookup(c->variant->id, block_of(c), (size_t)c->in_size[0], c->in[0],
+                    (size_t)c->in_size[1], c->in[1], c->out[0], c->stream);
 }
 
-static int lookup_cpu(const cn_call *c) {
-  return glcpu_lookup(c->size[0], c->in[0], c->size[1], c->in[1], c->out);
+static int lookup_cpu(const gl_operands_call *c) {
+  return glcpu_lookup((size_t)c->in_size[0], c->in[0], (size_t)c->in_size[1], c->in[1], c->out[0]);
 }
 
-static const cn_op lookup_op = {
-    &gl_ladder_lookup, 2,           {{"table", GL_DT(GLC_F32), 1}, {"idx", GL_DT(GLC_I32), -1}},
-    lookup_shape,      lookup_cuda, lookup_cpu};
+static const gl_operands_op lookup_op = {.ladder = &gl_ladder_lookup,
+                                         .n_in = 2,
+                                         .in = {{"table", 1}, {"idx", -1, GL_DT(GLC_I32)}},
+                                         .dtypes = GL_DT(GLC_F32),
+                                         .n_out = 1,
+                                         .configure = gl_operands_configure_block,
+                                         .outputs = lookup_outputs,
+                                         .run_cuda = lookup_cuda,
+                                         .run_cpu = lookup_cpu,
+                                         .skip_empty = 1,
+                                         .check_before_gpu = 1,
+                                         .copy_misaligned = 1};
 
 /* lookup(table, idx, variant, stream, block), all positional. */
 static PyObject *py_lookup(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 5) return PyErr_Format(PyExc_TypeError, "_core.lookup takes 5 positional arguments");
-  return cn_run(&lookup_op, args, args[2], args[3], args[4], NULL);
+  concept_params p = {{args[4], 0}, 0};
+  return gl_operands_run(&lookup_op, args, args[2], args[3], &p);
 }
 
 /* ---- the constants the Python side and the references share with the kernels ---- */

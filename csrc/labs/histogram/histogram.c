@@ -1,15 +1,24 @@
 /* The histogram lab's bindings (LABS.md section 7, issue 11): histogram, its data range for
- * range=None, and histogram_rgb, on the lab's placement (operands.h). The NumPy semantics (the
+ * range=None, and histogram_rgb, on the core's placement (csrc/core/operands.h). The NumPy
+ * semantics (the
  * range, the edges, the dtype rules of the float binning) are worked out in
  * gpulab/labs/histogram.py; these functions take the resulting numbers. */
 #include "cpu.h"
 #include "csrc/core/args.h"
 #include "csrc/core/errors.h"
+#include "csrc/core/operands.h"
 #include "cuda/histogram/histogram.h"
-#include "operands.h"
 #include "variants.h"
 
+/* The counts: out_ndim dimensions of out_shape, int64. */
 typedef struct {
+  gl_operands_block block;
+  int out_ndim;
+  Py_ssize_t out_shape[2];
+} counts_params;
+
+typedef struct {
+  counts_params counts;
   long long lo;
   int bins;
   const glc_float_bins *float_bins; /* NULL for integer data */
@@ -17,20 +26,36 @@ typedef struct {
 
 static int is_floating(int dtype) { return dtype == GLC_F32 || dtype == GLC_F64; }
 
-static int histogram_cuda(const hg_call *c) {
-  const histogram_params *p = c->params;
-  return glc_histogram(c->variant->id, c->block, c->dtype, c->n, c->x, p->lo, p->bins,
-                       p->float_bins, c->counts, c->stream);
+static int counts_outputs(gl_operands_call *c) {
+  const counts_params *p = c->params;
+  c->out_ndim[0] = p->out_ndim;
+  for (int d = 0; d < p->out_ndim; d++) c->out_shape[0][d] = p->out_shape[d];
+  c->out_type[0] = NPY_INT64;
+  return 0;
 }
 
-static int histogram_cpu(const hg_call *c) {
+static int histogram_cuda(const gl_operands_call *c) {
   const histogram_params *p = c->params;
-  return glcpu_histogram(c->variant->id, c->dtype, c->n, c->x, p->lo, p->bins, p->float_bins,
-                         c->counts);
+  return glc_histogram(c->variant->id, p->counts.block.value, c->dtype, (size_t)c->in_size[0],
+                       c->in[0], p->lo, p->bins, p->float_bins, c->out[0], c->stream);
 }
 
-static const hg_op histogram_op = {&gl_ladder_histogram, "x",          HISTOGRAM_DTYPES, -1, 0,
-                                   histogram_cuda,       histogram_cpu};
+static int histogram_cpu(const gl_operands_call *c) {
+  const histogram_params *p = c->params;
+  return glcpu_histogram(c->variant->id, c->dtype, (size_t)c->in_size[0], c->in[0], p->lo, p->bins,
+                         p->float_bins, c->out[0]);
+}
+
+/* Run for every call, empty x too: the run writes the counts. */
+static const gl_operands_op histogram_op = {.ladder = &gl_ladder_histogram,
+                                            .n_in = 1,
+                                            .in = {{"x", -1, .flat = 1}},
+                                            .dtypes = HISTOGRAM_DTYPES,
+                                            .n_out = 1,
+                                            .configure = gl_operands_configure_block,
+                                            .outputs = counts_outputs,
+                                            .run_cuda = histogram_cuda,
+                                            .run_cpu = histogram_cpu};
 
 /* float_params: (lo_keep, hi_keep, lo_diff, denom, bin_f64, div_f64, edges) with edges a
  * C-contiguous NumPy array of bins + 1 values of the bin type. */
@@ -75,7 +100,7 @@ static PyObject *py_histogram(PyObject *m, PyObject *const *args, Py_ssize_t nar
     return PyErr_Format(PyExc_ValueError, "bins must be in [1, %d], got %lld",
                         GLC_HISTOGRAM_MAX_BINS, bins);
   glc_float_bins fb = {0};
-  histogram_params p = {lo, (int)bins, NULL};
+  histogram_params p = {{{args[6], 0}, 1, {(Py_ssize_t)bins}}, lo, (int)bins, NULL};
   if (args[3] != Py_None) {
     if (parse_float_params(args[3], (int)bins, &fb) < 0) return NULL;
     p.float_bins = &fb;
@@ -88,8 +113,7 @@ static PyObject *py_histogram(PyObject *m, PyObject *const *args, Py_ssize_t nar
     return PyErr_Format(PyExc_ValueError, "float_params: %s for %s data",
                         p.float_bins ? "given" : "missing",
                         is_floating(gl_dtype_code(dtype)) ? "float" : "integer");
-  Py_ssize_t shape[1] = {(Py_ssize_t)bins};
-  return hg_run(&histogram_op, x, 1, shape, args[4], args[5], args[6], &p);
+  return gl_operands_run(&histogram_op, &x, args[4], args[5], &p);
 }
 
 /* histogram_data_range(x, variant, stream): (lo, hi, has_nan) of float data, n >= 1, computed
@@ -99,17 +123,21 @@ static PyObject *py_histogram(PyObject *m, PyObject *const *args, Py_ssize_t nar
 static PyObject *py_histogram_data_range(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 3)
     return PyErr_Format(PyExc_TypeError, "_core.histogram_data_range takes 3 positional arguments");
-  static const hg_op range_op = {&gl_ladder_histogram, "x", GL_FLOATS, -1, 0, NULL, NULL};
-  hg_call c = {0};
-  PyObject *keep = NULL, *device = NULL, *result = NULL;
-  if (hg_prepare(&range_op, args[0], args[1], args[2], &c, &keep, &device) == 0) {
+  static const gl_operands_op range_op = {
+      .ladder = &gl_ladder_histogram, .n_in = 1, .in = {{"x", -1, .flat = 1}}, .dtypes = GL_FLOATS};
+  gl_operands_call c = {0};
+  gl_operands_hold hold;
+  PyObject *result = NULL;
+  int device;
+  if (gl_operands_open(&range_op, args, args[1], args[2], &c, &hold, &device) == 0) {
     double lo = 0, hi = 0;
     int has_nan = 0, code;
-    if (c.n == 0) {
+    const size_t n = (size_t)c.in_size[0];
+    if (n == 0) {
       PyErr_SetString(PyExc_ValueError, "x is empty: it has no data range");
-    } else if (device != NULL) {
+    } else if (device) {
       Py_BEGIN_ALLOW_THREADS
-      code = glc_histogram_data_range(c.dtype, c.n, c.x, &lo, &hi, &has_nan, c.stream);
+      code = glc_histogram_data_range(c.dtype, n, c.in[0], &lo, &hi, &has_nan, c.stream);
       Py_END_ALLOW_THREADS
       if (code)
         gl_raise_cuda(code);
@@ -117,7 +145,7 @@ static PyObject *py_histogram_data_range(PyObject *m, PyObject *const *args, Py_
         result = Py_BuildValue("(ddO)", lo, hi, has_nan ? Py_True : Py_False);
     } else {
       Py_BEGIN_ALLOW_THREADS
-      code = glcpu_histogram_data_range(c.dtype, c.n, c.x, &lo, &hi, &has_nan);
+      code = glcpu_histogram_data_range(c.dtype, n, c.in[0], &lo, &hi, &has_nan);
       Py_END_ALLOW_THREADS
       if (code)
         PyErr_SetString(PyExc_RuntimeError, "histogram_data_range failed on the CPU");
@@ -125,31 +153,38 @@ static PyObject *py_histogram_data_range(PyObject *m, PyObject *const *args, Py_
         result = Py_BuildValue("(ddO)", lo, hi, has_nan ? Py_True : Py_False);
     }
   }
-  Py_XDECREF(device);
-  Py_XDECREF(keep);
+  gl_operands_close(&hold);
   return result;
 }
 
 /* ---- histogram_rgb ---- */
 
-static int rgb_cuda(const hg_call *c) {
-  return glc_histogram_rgb(c->variant->id, c->block, c->dtype, c->n / 3, c->x, c->counts,
-                           c->stream);
+static int rgb_cuda(const gl_operands_call *c) {
+  const counts_params *p = c->params;
+  return glc_histogram_rgb(c->variant->id, p->block.value, c->dtype, (size_t)c->in_size[0] / 3,
+                           c->in[0], c->out[0], c->stream);
 }
 
-static int rgb_cpu(const hg_call *c) {
-  return glcpu_histogram_rgb(c->dtype, c->n / 3, c->x, c->counts);
+static int rgb_cpu(const gl_operands_call *c) {
+  return glcpu_histogram_rgb(c->dtype, (size_t)c->in_size[0] / 3, c->in[0], c->out[0]);
 }
 
-static const hg_op rgb_op = {
-    &gl_ladder_histogram_rgb, "img", HISTOGRAM_RGB_DTYPES, 3, 3, rgb_cuda, rgb_cpu};
+static const gl_operands_op rgb_op = {.ladder = &gl_ladder_histogram_rgb,
+                                      .n_in = 1,
+                                      .in = {{"img", 3, .last_dim = 3}},
+                                      .dtypes = HISTOGRAM_RGB_DTYPES,
+                                      .n_out = 1,
+                                      .configure = gl_operands_configure_block,
+                                      .outputs = counts_outputs,
+                                      .run_cuda = rgb_cuda,
+                                      .run_cpu = rgb_cpu};
 
 /* histogram_rgb(img, variant, stream, block), all positional. */
 static PyObject *py_histogram_rgb(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 4)
     return PyErr_Format(PyExc_TypeError, "_core.histogram_rgb takes 4 positional arguments");
-  const Py_ssize_t shape[2] = {3, GLC_HISTOGRAM_RGB_BINS};
-  return hg_run(&rgb_op, args[0], 2, shape, args[1], args[2], args[3], NULL);
+  counts_params p = {{args[3], 0}, 2, {3, GLC_HISTOGRAM_RGB_BINS}};
+  return gl_operands_run(&rgb_op, args, args[1], args[2], &p);
 }
 
 static PyObject *py_constants(PyObject *m, PyObject *unused) {

@@ -183,14 +183,14 @@ PLANTS: List[Plant] = [
     # CG's Jacobi step one element too far: z = M^-1 r reads dinv[n], past the end of the solve's
     # vector buffer (dinv is its last vector).
     Plant("sparse-cg-jacobi-one-past", "sparse", "Jacobi step reading one past the vectors",
-          "cuda/sparse/cg.cu", after="__global__ void cg_jacobi(",
+          "cuda/sparse/cg_kernels.cuh", after="__global__ void cg_jacobi(",
           find="if (i < n) z[i] = dinv[i] * r[i];", replace="if (i <= n) z[i] = dinv[i] * r[i];",
           tool="memcheck", driver=("sparse.py", "--only", "cg:0")),
     # CG's block sum without the barrier between the warps' lane 0 storing their sums in shared
     # memory and warp 0 reading them (plain shared stores and loads).
     Plant("sparse-cg-block-sum-missing-syncthreads", "sparse",
           "missing __syncthreads() between the warps' sums and warp 0's reads in cg's block sum",
-          "cuda/sparse/cg.cu", after="__device__ double block_sum(",
+          "cuda/sparse/cg_kernels.cuh", after="__device__ double block_sum(",
           find="  if (lane == 0) warp_sums[warp] = v;\n  __syncthreads();\n",
           replace="  if (lane == 0) warp_sums[warp] = v;\n",
           tool="racecheck", driver=("sparse.py", "--only", "cg:2", "--inputs", "device")),

@@ -167,9 +167,6 @@ class JacobiResult:
         u = self.u.get() if hasattr(self.u, "get") else self.u
         return JacobiResult(u, self.sweeps, self.residuals, self.converged)
 
-    def tobytes(self):
-        return np.asarray(self.u).tobytes() + self.residuals.tobytes()
-
     def __repr__(self):
         last = f"{self.residuals[-1]:.3g}" if len(self.residuals) else "none"
         return (f"JacobiResult(shape={tuple(self.u.shape)}, sweeps={self.sweeps}, "

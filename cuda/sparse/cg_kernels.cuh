@@ -222,6 +222,18 @@ __global__ void cg_spmv_dot(long long rows, long long nnz, const I *indptr, cons
   if (threadIdx.x == 0) partials[blockIdx.x] = dot;
 }
 
+// The block partials of an update pass's r . r and r . z (z = M^-1 r; without M, r . z is r . r),
+// into the slots cg_scalars sums. Every thread calls it.
+template <bool Jacobi>
+__device__ void store_residual_partials(double rr, double rz, double *partials, int stride) {
+  rr = block_sum(rr);
+  if (Jacobi) rz = block_sum(rz);
+  if (threadIdx.x == 0) {
+    partials[kSlotRr * stride + blockIdx.x] = rr;
+    partials[kSlotRz * stride + blockIdx.x] = Jacobi ? rz : rr;
+  }
+}
+
 // Variant 2's first update: x += alpha p and r -= alpha q in one pass, z = M^-1 r beside them
 // (Jacobi), and the block partials of r . z and r . r (only r . r without M).
 template <typename T, bool Jacobi>
@@ -242,12 +254,7 @@ __global__ void cg_update_xr(long long n, T *x, T *r, const T *p, const T *q, co
       rz += static_cast<double>(ri) * static_cast<double>(zi);
     }
   }
-  rr = block_sum(rr);
-  if (Jacobi) rz = block_sum(rz);
-  if (threadIdx.x == 0) {
-    partials[kSlotRr * stride + blockIdx.x] = rr;
-    partials[kSlotRz * stride + blockIdx.x] = Jacobi ? rz : rr;
-  }
+  store_residual_partials<Jacobi>(rr, rz, partials, stride);
 }
 
 // Variant 2's second update: p = z + beta p, and q zeroed for the next merge-path SpMV (it adds
@@ -289,12 +296,7 @@ __global__ void cg_pipelined_update(long long n, T *x, T *r, T *u, T *w, T *p, T
       gamma += static_cast<double>(ri) * static_cast<double>(ui);
     }
   }
-  rr = block_sum(rr);
-  if (Jacobi) gamma = block_sum(gamma);
-  if (threadIdx.x == 0) {
-    partials[kSlotRr * stride + blockIdx.x] = rr;
-    partials[kSlotRz * stride + blockIdx.x] = Jacobi ? gamma : rr;
-  }
+  store_residual_partials<Jacobi>(rr, gamma, partials, stride);
 }
 
 }  // namespace

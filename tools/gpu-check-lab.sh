@@ -9,6 +9,8 @@
 #   GPULAB_SANITIZE="concepts" GPULAB_PLANTS="a,b" GPULAB_BENCH="x y" tools/gpu-check-lab.sh
 #   GPULAB_LAB_LIMITS="build test lab main" seconds (default "120 330 330 140"; 0 leaves a part
 #   out, e.g. "120 460 460 0" and then tools/gpu-check.sh main bench in a second call)
+#   GPULAB_LAB_STEPS="mutation sanitize": the lab part's steps in that order (default "sanitize
+#   mutation"), so that the plants come back even when the sanitizers run past the limit
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
@@ -33,7 +35,7 @@ part() { # name, seconds, steps...: one tools/gpu-check.sh run in $WORK/name, st
 
 part build "$build_s" build
 part test "$test_s" test &
-part lab "$lab_s" sanitize mutation &
+part lab "$lab_s" ${GPULAB_LAB_STEPS:-sanitize mutation} &
 wait
 part main "$main_s" main bench
 for name in build test lab main; do

@@ -27,6 +27,9 @@ class Variant:
     # not the op but the ceiling it is measured against (the linalg lab's copy beside transpose):
     # its result is the input's bytes, in order, in the output's shape
     ceiling: bool = False
+    # launches kernels from the device (CUDA dynamic parallelism), which compute-sanitizer's
+    # initcheck, racecheck and synccheck do not follow: the sanitizer runs give it to memcheck
+    device_launches: bool = False
     lab: str = ""  # the lab the op belongs to (csrc/labs/labs.def)
     # CUDA variants: the functions of cuda/<lab>/ it launches (gl.inspect shows their source)
     kernels: tuple = ()

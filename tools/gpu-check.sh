@@ -106,7 +106,8 @@ for step in $steps; do
       for tool in memcheck initcheck racecheck synccheck; do
         while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n; done
         # shellcheck disable=SC2046 # the options are words
-        run "sanitize-$tool-$(basename "$driver" .py)" env GPULAB_EXACT_ALLOC=1 \
+        run "sanitize-$tool-$(basename "$driver" .py)" \
+          env GPULAB_EXACT_ALLOC=1 GPULAB_SANITIZER_TOOL="$tool" \
           compute-sanitizer --tool "$tool" --error-exitcode 1 $(sanitizer_options "$tool") \
           python3 "$driver" $(driver_options "$tool") &
       done

@@ -276,7 +276,7 @@ def core_mtime(tree):
 
 def run_sanitizer(tree, tool, driver, log, exact=True):
     env = dict(os.environ, PYTHONPATH=tree, GPULAB_EXACT_ALLOC="1" if exact else "0",
-               PYTHONUNBUFFERED="1")
+               PYTHONUNBUFFERED="1", GPULAB_SANITIZER_TOOL=tool)
     t0 = time.perf_counter()
     done = subprocess.run(sanitizer_command(tool, driver), cwd=tree, env=env,
                           capture_output=True, text=True)

@@ -20,6 +20,10 @@ typedef enum { GL_BACKEND_CUDA = 0, GL_BACKEND_CPU = 1 } gl_backend;
  * transpose is measured against). Its result is the input's bytes, in order, in the output's
  * shape; the registry-driven tests check that instead of the op's reference. */
 #define GL_CEILING (1u << 3)
+/* Launches kernels from the device (CUDA dynamic parallelism). compute-sanitizer's initcheck,
+ * racecheck and synccheck do not follow such launches (they warn and count the warning as an
+ * error); memcheck does, so the sanitizer drivers give these variants to memcheck alone. */
+#define GL_DEVICE_LAUNCHES (1u << 4)
 
 #define GL_MAX_TUNABLES 3
 #define GL_MAX_TUNABLE_VALUES 16

@@ -16,7 +16,9 @@
 
 #include "mandelbrot.cuh"
 
-namespace {
+// A named namespace, not an anonymous one: under -rdc a kernel with internal linkage gets an
+// __nv_static_ symbol that does not demangle, and gl.inspect could not match it to the table.
+namespace mandelbrot_cdp {
 
 // Deep enough for kMsInitial / kMsSubdiv^k to reach kMsMinSize; a bound for the recursion all
 // the same.
@@ -45,7 +47,7 @@ __global__ void mandelbrot_dynamic_square(const double *xlim, const double *ylim
   if (!launched) glc_ms_fill(v, dwell, sx, sy, side, -1);
 }
 
-}  // namespace
+}  // namespace mandelbrot_cdp
 
 int glc_mandelbrot_dynamic(int width, int height, const double *xlim, const double *ylim,
                            int max_iter, int *dwell, cudaStream_t stream) {
@@ -60,6 +62,7 @@ int glc_mandelbrot_dynamic(int width, int height, const double *xlim, const doub
   }
   const dim3 grid(static_cast<unsigned>(glc_blocks_to_cover(width, kMsInitial)),
                   static_cast<unsigned>(glc_blocks_to_cover(height, kMsInitial)));
-  return glc_launch(mandelbrot_dynamic_square, "mandelbrot_dynamic_square", grid, dim3(kMsThreads),
-                    stream, xlim, ylim, width, height, max_iter, dwell, 0, 0, kMsInitial, 0);
+  return glc_launch(mandelbrot_cdp::mandelbrot_dynamic_square, "mandelbrot_dynamic_square", grid,
+                    dim3(kMsThreads), stream, xlim, ylim, width, height, max_iter, dwell, 0, 0,
+                    kMsInitial, 0);
 }

@@ -18,8 +18,8 @@ template <typename T>
 int glc_stencil_naive(const glc_stencil_launch<T> &l, const T *u, T *out) {
   const glc_grid3 &g = l.grid;
   // 1D and thin grids want the threads along x; 2D and 3D a 32 x 8 tile.
-  const int bx = l.block_x ? l.block_x : (g.ny == 1 ? 256 : 32);
-  const int by = l.block_y ? l.block_y : (g.ny == 1 ? 1 : 8);
+  const int bx = glc_stencil_block_side(l.block_x, g.ny == 1 ? 256 : 32, l.block_y ? l.block_y : 1);
+  const int by = glc_stencil_block_side(l.block_y, g.ny == 1 ? 1 : 8, bx);
   if (bx * by > 1024) return glc_fail(cudaErrorInvalidValue, "stencil_naive (block)");
   dim3 block(bx, by);
   dim3 grid(glc_grid_dim(glc_blocks_to_cover(g.nx, bx), glc_max_grid_x),

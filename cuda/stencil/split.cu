@@ -211,8 +211,9 @@ int launch_star(const glc_stencil_launch<T> &l, const T *u, T *out, bool three_d
                 const star_weights<T> &w) {
   const glc_grid3 &g = l.grid;
   const int outer = three_d ? g.nz : g.ny;
-  const int bx = l.block_x ? l.block_x : (three_d ? 32 : 128);
-  const int by = three_d ? (l.block_y ? l.block_y : 4) : 1;
+  const int bx =
+      glc_stencil_block_side(l.block_x, three_d ? 32 : 128, three_d && l.block_y ? l.block_y : 1);
+  const int by = three_d ? glc_stencil_block_side(l.block_y, 4, bx) : 1;
   if (bx * by > 1024) return glc_fail(cudaErrorInvalidValue, "stencil_star (block)");
   const size_t chunks = glc_blocks_to_cover(outer - 2, star_chunk);
   if (chunks > 65535) return glc_fail(cudaErrorInvalidValue, "stencil_star (outer axis)");
@@ -245,15 +246,18 @@ int glc_stencil_split(const glc_stencil_launch<T> &l, const T *u, T *out, bool h
     star_weights<T> w;
     const bool three_d = g.nz > 1 || g.rz > 0;
     const bool planar = g.nz == 1 && g.rz == 0;
-    const int star_by = three_d ? (l.block_y ? l.block_y : 4) : 1;
+    const int star_bx =
+        glc_stencil_block_side(l.block_x, three_d ? 32 : 128, three_d && l.block_y ? l.block_y : 1);
+    const int star_by = three_d ? glc_stencil_block_side(l.block_y, 4, star_bx) : 1;
     if (hopper && (three_d || planar) && g.ny > 1 && star_of(l, three_d, &w) &&
         glc_blocks_to_cover((three_d ? g.nz : g.ny) - 2, star_chunk) <= 65535 &&
         (!three_d || glc_blocks_to_cover(g.ny - 2, star_by) <= 65535)) {
       code = launch_star(l, u, out, three_d, w);
     } else {
       const int vec = hopper ? vector_width : 1;
-      const int bx = l.block_x ? l.block_x : (g.ny == 1 ? 256 : (hopper ? 32 : 64));
-      const int by = l.block_y ? l.block_y : (g.ny == 1 ? 1 : 4);
+      const int bx = glc_stencil_block_side(l.block_x, g.ny == 1 ? 256 : (hopper ? 32 : 64),
+                                            l.block_y ? l.block_y : 1);
+      const int by = glc_stencil_block_side(l.block_y, g.ny == 1 ? 1 : 4, bx);
       if (bx * by > 1024) return glc_fail(cudaErrorInvalidValue, "stencil_interior (block)");
       const size_t ix = g.nx - 2 * g.rx, iy = g.ny - 2 * g.ry, iz = g.nz - 2 * g.rz;
       dim3 grid(glc_grid_dim(glc_blocks_to_cover(glc_blocks_to_cover(ix, vec), bx), glc_max_grid_x),

@@ -64,8 +64,17 @@ typedef struct {
   const double *weights; /* host memory: (2rz+1)(2ry+1)(2rx+1) values, C order */
 } glc_stencil_problem;
 
+/* One side of a stencil block: the caller's, else the variant's default halved until the block
+ * with its other side fits 1024 threads (a bx of 1024 alone gets by = 1, not a failed launch).
+ * The kernels' launches and the binding's shared-memory estimate use it alike. */
+static inline int glc_stencil_block_side(int given, int fallback, int other) {
+  if (given) return given;
+  while (fallback > 1 && fallback * other > 1024) fallback /= 2;
+  return fallback;
+}
+
 /* dtype GLC_F32 or GLC_F64. block_x, block_y: the block's threads along x and y (0: the
- * variant's default). */
+ * variant's default, glc_stencil_block_side). */
 GLC_API int glc_stencil(int variant, int block_x, int block_y, int dtype,
                         const glc_stencil_problem *problem, const void *u, void *out,
                         glc_stream stream);

@@ -136,8 +136,9 @@ int glc_stencil_streaming(const glc_stencil_launch<T> &l, const T *u, T *out) {
   }
   // a 2D grid arrives as (ny, 1, nx) (stencil.cu): its planes are rows, its tile a row segment
   const bool rows = g.ny == 1 && g.ry == 0;
-  const int bx = l.block_x ? l.block_x : (rows ? 128 : 32);
-  const int by = rows ? 1 : (l.block_y ? l.block_y : 8);
+  const int bx =
+      glc_stencil_block_side(l.block_x, rows ? 128 : 32, !rows && l.block_y ? l.block_y : 1);
+  const int by = rows ? 1 : glc_stencil_block_side(l.block_y, 8, bx);
   if (bx * by > 1024) return glc_fail(cudaErrorInvalidValue, "stencil_streaming (block)");
   const size_t bytes =
       sizeof(T) * (bx + 2 * g.rx) * (by + 2 * g.ry) * static_cast<size_t>(2 * g.rz + 1);

@@ -49,8 +49,8 @@ __global__ void stencil_shared_tiles(const T *__restrict__ u, T *__restrict__ ou
 template <typename T>
 int glc_stencil_tiles(const glc_stencil_launch<T> &l, const T *u, T *out) {
   const glc_grid3 &g = l.grid;
-  const int bx = l.block_x ? l.block_x : (g.ny == 1 ? 256 : 32);
-  int by = l.block_y ? l.block_y : (g.ny == 1 ? 1 : 8);
+  const int bx = glc_stencil_block_side(l.block_x, g.ny == 1 ? 256 : 32, l.block_y ? l.block_y : 1);
+  const int by = glc_stencil_block_side(l.block_y, g.ny == 1 ? 1 : 8, bx);
   if (bx * by > 1024) return glc_fail(cudaErrorInvalidValue, "stencil_shared_tiles (block)");
   int bz = g.nz > 1 ? 4 : 1;
   while (bz > 1 && bx * by * bz > 1024) bz /= 2;

@@ -177,12 +177,21 @@ def test_gpu_pointer_chase_ends_where_the_host_walk_ends():
 
 @pytest.mark.gpu
 def test_gpu_pointer_chase_steps_past_the_l2():
-    """Twice the L2 in a random cycle misses it on every load; half of it hits."""
+    """Twice the L2 in a random cycle misses it on every load; a quarter of it hits. Other
+    processes on the GPU share the L2 (the suite's shards run at once, beside the sanitizers):
+    their traffic can evict the small chain during one try, so the step must show in one of
+    three; a chase that never hits the L2 fails all three."""
     l2 = gl.device_info()["l2_cache_bytes"]
-    sizes = [l2 // 2 // 64 * 64, 2 * l2 // 64 * 64]
-    t = mem.pointer_chase(sizes=sizes, steps=5000, repeat=2, progress=False)
-    inside, outside = t.column("ns_per_load")
-    assert all(t.column("chain_ok")) and outside > 1.3 * inside, t
+    sizes = [l2 // 4 // 64 * 64, 2 * l2 // 64 * 64]
+    tries = []
+    for _ in range(3):
+        t = mem.pointer_chase(sizes=sizes, steps=5000, repeat=2, progress=False)
+        assert all(t.column("chain_ok")), t
+        inside, outside = t.column("ns_per_load")
+        if outside > 1.3 * inside:
+            return
+        tries.append(t)
+    raise AssertionError("no step past the L2 in three tries:\n" + "\n".join(map(str, tries)))
 
 
 @pytest.mark.gpu

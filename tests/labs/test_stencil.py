@@ -197,6 +197,21 @@ def test_every_block_shape(v, name, value):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("v", variant_params("stencil", backend="cuda"))
+@pytest.mark.parametrize("name", ["bx", "by"])
+def test_one_block_side_alone_leaves_room_for_the_other(v, name):
+    """bx=1024 with by left to the variant (or by=32 with bx left) runs: the default side
+    shrinks to fit 1024 threads (fuzz_ops found bx=1024 failing as a CudaError)."""
+    largest = max(v.tunables[name]["values"])
+    rng = rng_for("one side", v.id, name)
+    for shape in [(37, 70), (5, 9, 67)]:
+        u = rng.standard_normal(shape).astype(np.float32)
+        w = weights_for(shape, 1, rng)
+        ref.check_stencil(gl.stencil(u, w, boundary="reflect", variant=v.id, **{name: largest}),
+                          u, w, "reflect")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("v", variant_params("stencil", backend="cuda"))
 def test_stencil_large_1d_and_3d(v):
     """Grid-stride paths: more rows than gridDim.y holds (N x 1), and a 1D grid past 2^20."""
     rng = rng_for("large", v.id)

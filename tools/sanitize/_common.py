@@ -65,6 +65,26 @@ def wanted(args, key):
     return not args.only or key in args.only
 
 
+# The compute-sanitizer tool this driver runs under, as tools/gpu-check.sh and
+# tools/mutation_check.py pass it ("" when the driver runs by itself).
+TOOL = os.environ.get("GPULAB_SANITIZER_TOOL", "")
+_not_followed = set()
+
+
+def followed(v):
+    """Whether this run's tool can check variant v. initcheck, racecheck and synccheck do not
+    follow device-side launches (v.device_launches, CUDA dynamic parallelism): they warn, count
+    the warning as an error, and initcheck reports the children's output as never written.
+    memcheck does follow them; such a variant is left to it, and the driver says so."""
+    if v.device_launches and TOOL in ("initcheck", "racecheck", "synccheck"):
+        if (v.op, v.id) not in _not_followed:
+            _not_followed.add((v.op, v.id))
+            print(f"{v.op}[{v.id}] {v.name}: left to memcheck ({TOOL} does not follow "
+                  f"device-side launches)")
+        return False
+    return True
+
+
 def references():
     """conftest's NumPy references ({op: check(got, *args)}), from tests/references/."""
     sys.path.insert(0, os.path.join(ROOT, "tests"))

@@ -3,7 +3,7 @@ gaussian, box and filter2d) in every boundary mode it supports, float32 and uint
 channels, on shapes around the tiles (1 x 1, a row, a column, odd, 64 x 64 and one past it, an
 image smaller than the kernel), with each radius bucket of the fused variant (4, 8, 16, 32) and a
 non-separable kernel for the direct variants; and every Mandelbrot variant (the dynamic-parallelism
-one included: compute-sanitizer follows device-side launches) on views whose squares are uniform,
+one under memcheck only: the other tools do not follow device-side launches) on views whose squares are uniform,
 subdivided and evaluated, at sizes that clip the squares. Every result checked against
 tests/references/image.py. The generic ops.py reaches one example per op: this driver reaches
 the modes, dtypes, radii and views. See _common.py.
@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from _common import done, gl, references, settle, start, wanted
+from _common import done, followed, gl, references, settle, start, wanted
 
 references()  # puts tests/ on the path
 from references import image as ref  # noqa: E402
@@ -84,7 +84,7 @@ def filters(args, rng):
 def mandelbrot(args):
     calls = 0
     for v in gl.variants("mandelbrot"):
-        if v.backend != "cuda" or not wanted(args, f"mandelbrot:{v.id}"):
+        if v.backend != "cuda" or not wanted(args, f"mandelbrot:{v.id}") or not followed(v):
             continue
         for w, h, xlim, ylim, max_iter in VIEWS:
             lims = [np.array(lim, np.float64) for lim in (xlim, ylim)]

@@ -11,7 +11,8 @@ import sys
 
 import numpy as np
 
-from _common import KERNEL_SIZES, SIZES, done, gl, references, require, settle, start, wanted
+from _common import (KERNEL_SIZES, SIZES, done, followed, gl, references, require, settle, start,
+                     wanted)
 from gpulab._op import OPS
 
 
@@ -24,7 +25,8 @@ def main():
         spec = fn.__gpulab_op__
         for v in gl.variants(name):
             # a deliberate race (v.racy) is its lab's driver's: it may not run clean here
-            if v.backend != "cuda" or v.racy or not wanted(args, f"{name}:{v.id}"):
+            if (v.backend != "cuda" or v.racy or not wanted(args, f"{name}:{v.id}")
+                    or not followed(v)):
                 continue
             blocks = v.tunables.get("block", {}).get("values", [None])
             for n in (SIZES if args.inputs == "both" else KERNEL_SIZES):

@@ -85,7 +85,7 @@ static const gl_variant mandelbrot_variants[] = {
      /* the host launches the top level; the device launches the same kernel for the rest */
      .kernels = "mandelbrot_dynamic_square",
      .dtypes = GL_DT(GLC_F64),
-     .flags = GL_BEST | GL_DETERMINISTIC},
+     .flags = GL_BEST | GL_DETERMINISTIC | GL_DEVICE_LAUNCHES},
     {.id = GLC_MANDELBROT_QUEUE,
      .name = "mariani_silver_queue",
      .backend = GL_BACKEND_CUDA,

@@ -48,8 +48,8 @@ static size_t stencil_shared_bytes(int variant, const glc_stencil_problem *p, in
   const size_t nz = p->n[0], ny = p->n[1];
   const size_t rz = p->r[0], ry = p->r[1], rx = p->r[2];
   if (variant == GLC_STENCIL_SHARED_TILES) {
-    bx = bx ? bx : (ny == 1 ? 256 : 32);
-    by = by ? by : (ny == 1 ? 1 : 8);
+    bx = glc_stencil_block_side(bx, ny == 1 ? 256 : 32, by ? by : 1);
+    by = glc_stencil_block_side(by, ny == 1 ? 1 : 8, bx);
     int bz = nz > 1 ? 4 : 1;
     while (bz > 1 && bx * by * bz > 1024) bz /= 2;
     return (size_t)itemsize * (bx + 2 * rx) * (by + 2 * ry) * (bz + 2 * rz);
@@ -59,8 +59,8 @@ static size_t stencil_shared_bytes(int variant, const glc_stencil_problem *p, in
     return (size_t)itemsize * ((size_t)(bx ? bx : 128) * 8 + 2 * rx);
   if (nz == 1 && rz == 0) /* 2D: marched along y, one-row planes */
     return (size_t)itemsize * ((bx ? bx : 128) + 2 * rx) * (2 * ry + 1);
-  bx = bx ? bx : (ny == 1 ? 128 : 32);
-  by = ny == 1 ? 1 : (by ? by : 8);
+  bx = glc_stencil_block_side(bx, ny == 1 ? 128 : 32, ny != 1 && by ? by : 1);
+  by = ny == 1 ? 1 : glc_stencil_block_side(by, 8, bx);
   return (size_t)itemsize * (bx + 2 * rx) * (by + 2 * ry) * (2 * rz + 1);
 }
 

@@ -4,7 +4,8 @@ import statistics
 
 
 class Table(list):
-    """A list of rows (dicts with the same keys); .meta says what was measured and how."""
+    """A list of rows (dicts, usually with the same keys; a row without a column shows it blank
+    and gives None for it); .meta says what was measured and how."""
 
     def __init__(self, rows=(), meta=None):
         super().__init__(rows)
@@ -12,10 +13,13 @@ class Table(list):
 
     @property
     def columns(self):
-        return list(self[0]) if self else []
+        """Every row's keys, in the order they first appear."""
+        return list(dict.fromkeys(k for row in self for k in row))
 
     def column(self, name):
-        return [row[name] for row in self]
+        if self and name not in self.columns:
+            raise KeyError(f"{name!r}: no such column; the table has {self.columns}")
+        return [row.get(name) for row in self]
 
     def where(self, **match):
         """The rows whose columns equal the given values, as a Table with the same meta."""
@@ -35,7 +39,7 @@ class Table(list):
         if not self:
             return "Table(empty)"
         cols = self.columns
-        cells = [[_cell(r[c]) for c in cols] for r in self]
+        cells = [[_cell(r[c]) if c in r else "" for c in cols] for r in self]
         widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
         lines = ["  ".join(c.rjust(w) for c, w in zip(cols, widths))]
         lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in cells]

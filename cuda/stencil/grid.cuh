@@ -112,5 +112,8 @@ int glc_stencil_streaming(const glc_stencil_launch<T> &l, const T *u, T *out);
 // vector: 1 for variant 3's interior kernel, 4 for variant 4's (which also takes star paths).
 template <typename T>
 int glc_stencil_split(const glc_stencil_launch<T> &l, const T *u, T *out, bool hopper);
+// Whether the variant reads l.taps: all but variant 4 where its whole-grid star kernel runs.
+template <typename T>
+bool glc_stencil_needs_taps(int variant, const glc_stencil_launch<T> &l, const T *u, const T *out);
 
 #endif

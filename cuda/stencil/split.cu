@@ -8,7 +8,8 @@
 // flight; radius-1 star stencils (laplace5, laplace7, any weights of that shape) take a kernel
 // that marches a column along the outer axis with the outer neighbours in registers (2.5D in
 // registers: each input is loaded once from DRAM and the in-plane neighbours hit L1), with
-// 16-byte vectors along x where the rows allow them.
+// 16-byte vectors along x where the rows allow them; that kernel covers the faces as well, so
+// it is the whole call.
 #include "cuda/core/launch.cuh"
 #include "cuda/stencil/grid.cuh"
 
@@ -123,52 +124,83 @@ __global__ void stencil_star(const T *__restrict__ u, T *__restrict__ out, int o
 
 // The star kernel with 16-byte loads and stores along x (rows of a multiple of 4 floats or 2
 // doubles, 16-byte aligned grids): a thread owns a vector of columns, a quarter (float) of the
-// load instructions for the same bytes. The vectors that hold column 0 or nx-1 store their
-// interior columns one by one (the boundary kernel writes the faces).
+// load instructions for the same bytes. It covers the whole grid, faces included: a neighbour
+// past a face comes through the policy (glc_map_index) once per thread and row, not per tap, so
+// the boundary kernel, the taps' upload and their launches are not needed. At 512^3 they cost
+// 0.09 ms beside the kernel's 0.41 (gpu_logs/wave3_2026-11-27/, benchmarks/NOTES.md).
+template <typename T>
+__device__ __forceinline__ void load_wide_or_zero(const T *p, T (&v)[wide<T>::lanes]) {
+  if (p != nullptr) {
+    load_wide(p, v);
+  } else {
+#pragma unroll
+    for (int j = 0; j < wide<T>::lanes; ++j) v[j] = T(0);
+  }
+}
+
+// The index that neighbour i (one past a face at most) reads along an axis of n cells, or -1
+// for a zero; fixed's faces never use theirs (they keep their input).
+__device__ __forceinline__ int star_neighbour(int i, int n, int policy) {
+  return i >= 0 && i < n ? i : glc_map_index(i, n, policy);
+}
+
 template <typename T, bool three_d>
 __global__ void stencil_star_wide(const T *__restrict__ u, T *__restrict__ out, int outer, int ny,
-                                  int nx, star_weights<T> w) {
+                                  int nx, int policy, star_weights<T> w) {
   constexpr int lanes = wide<T>::lanes;
   const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * lanes;
-  const int y = three_d ? 1 + blockIdx.y * blockDim.y + threadIdx.y : 0;
-  if (c0 >= nx || (three_d && y >= ny - 1)) return;
-  const bool whole = c0 >= 1 && c0 + lanes <= nx - 1;
-  const size_t plane = three_d ? static_cast<size_t>(ny) * nx : static_cast<size_t>(nx);
-  const int o0 = 1 + blockIdx.z * star_chunk, o1 = min(o0 + star_chunk, outer - 1);
+  const int y = three_d ? blockIdx.y * blockDim.y + threadIdx.y : 0;
+  if (c0 >= nx || (three_d && y >= ny)) return;
+  const int o0 = blockIdx.z * star_chunk, o1 = min(o0 + star_chunk, outer);
   if (o0 >= o1) return;
-  const size_t first = (static_cast<size_t>(o0) * (three_d ? ny : 1) + y) * nx + c0;
+  // p: this thread's vector in plane o; the neighbours as offsets from it (a face's through
+  // the policy, found once here)
+  const ptrdiff_t plane = static_cast<ptrdiff_t>(three_d ? ny : 1) * nx;
+  const int south = three_d ? star_neighbour(y - 1, ny, policy) : -1;
+  const int north = three_d ? star_neighbour(y + 1, ny, policy) : -1;
+  const ptrdiff_t to_south = static_cast<ptrdiff_t>(south - y) * nx;
+  const ptrdiff_t to_north = static_cast<ptrdiff_t>(north - y) * nx;
+  const int west = star_neighbour(c0 - 1, nx, policy),
+            east = star_neighbour(c0 + lanes, nx, policy);
+  const bool fixed = policy == GLC_BOUNDARY_FIXED;
+  const bool y_face = three_d && (y == 0 || y == ny - 1);
+  // past the last plane: the policy's plane, as an offset from the last one, or a zero
+  const int past_last = star_neighbour(outer, outer, policy);
+  const T *p = u + static_cast<ptrdiff_t>(o0) * plane + static_cast<ptrdiff_t>(y) * nx + c0;
+  T *q = out + (p - u);
   T below[lanes], centre[lanes];
-  load_wide(u + first - plane, below);
-  load_wide(u + first, centre);
+  const int first_below = star_neighbour(o0 - 1, outer, policy);
+  load_wide_or_zero(first_below >= 0 ? p + (first_below - o0) * plane : nullptr, below);
+  load_wide(p, centre);
 #pragma unroll 2
-  for (int o = o0; o < o1; ++o) {
-    const size_t at = first + static_cast<size_t>(o - o0) * plane;
-    T above[lanes], south[lanes], north[lanes], value[lanes];
-    load_wide(u + at + plane, above);
+  for (int o = o0; o < o1; ++o, p += plane, q += plane) {
+    // a neighbour that is a zero is read at p and replaced (no branch around the loads)
+    const bool last = o + 1 == outer;
+    const bool above_zero = last && past_last < 0;
+    const ptrdiff_t to_above = !last ? plane : above_zero ? 0 : (past_last - o) * plane;
+    T above[lanes], s[lanes], n[lanes], value[lanes];
+    load_wide(p + to_above, above);
     if (three_d) {
-      load_wide(u + at - nx, south);
-      load_wide(u + at + nx, north);
+      load_wide(p + (south >= 0 ? to_south : 0), s);
+      load_wide(p + (north >= 0 ? to_north : 0), n);
     }
-    const T left = c0 > 0 ? __ldg(u + at - 1) : T(0);
-    const T right = c0 + lanes < nx ? __ldg(u + at + lanes) : T(0);
+    const T left = __ldg(p + (west < 0 ? 0 : west - c0));
+    const T right = __ldg(p + (east < 0 ? 0 : east - c0));
+    const bool face = fixed && (o == 0 || o == outer - 1 || y_face);
 #pragma unroll
     for (int j = 0; j < lanes; ++j) {
-      const T west = j == 0 ? left : centre[j - 1], east = j == lanes - 1 ? right : centre[j + 1];
-      T sum = w.c * centre[j] + w.xm * west + w.xp * east;
-      if (three_d) sum += w.ym * south[j] + w.yp * north[j];
-      value[j] = sum + w.om * below[j] + w.op * above[j];
+      const T wv = j > 0 ? centre[j - 1] : west < 0 ? T(0) : left;
+      const T ev = j < lanes - 1 ? centre[j + 1] : east < 0 ? T(0) : right;
+      T sum = w.c * centre[j] + w.xm * wv + w.xp * ev;
+      if (three_d) sum += w.ym * (south < 0 ? T(0) : s[j]) + w.yp * (north < 0 ? T(0) : n[j]);
+      value[j] = sum + w.om * below[j] + w.op * (above_zero ? T(0) : above[j]);
+      if (fixed && (face || c0 + j == 0 || c0 + j == nx - 1)) value[j] = centre[j];
     }
-    if (whole) {
-      typename wide<T>::type packed;
-      T *e = reinterpret_cast<T *>(&packed);
+    typename wide<T>::type packed;
+    T *e = reinterpret_cast<T *>(&packed);
 #pragma unroll
-      for (int j = 0; j < lanes; ++j) e[j] = value[j];
-      *reinterpret_cast<typename wide<T>::type *>(out + at) = packed;
-    } else {
-#pragma unroll
-      for (int j = 0; j < lanes; ++j)
-        if (c0 + j >= 1 && c0 + j < nx - 1) out[at + j] = value[j];
-    }
+    for (int j = 0; j < lanes; ++j) e[j] = value[j];
+    *reinterpret_cast<typename wide<T>::type *>(q) = packed;
 #pragma unroll
     for (int j = 0; j < lanes; ++j) {
       below[j] = centre[j];
@@ -206,53 +238,86 @@ bool star_of(const glc_stencil_launch<T> &l, bool three_d, star_weights<T> *w) {
   return true;
 }
 
+// How variant 4 runs a problem: the whole-grid star kernel (16-byte rows; no taps, no boundary
+// kernel), the interior star kernel beside the boundary kernel, or neither (the generic
+// interior kernel). A grid too long for the launch's y or z dimension takes a slower path.
+enum class star_path { none, interior, whole };
+
+struct star_blocks {
+  int bx, by;
+};
+
 template <typename T>
-int launch_star(const glc_stencil_launch<T> &l, const T *u, T *out, bool three_d,
-                const star_weights<T> &w) {
-  const glc_grid3 &g = l.grid;
-  const int outer = three_d ? g.nz : g.ny;
+star_blocks star_block(const glc_stencil_launch<T> &l, bool three_d) {
   const int bx =
       glc_stencil_block_side(l.block_x, three_d ? 32 : 128, three_d && l.block_y ? l.block_y : 1);
-  const int by = three_d ? glc_stencil_block_side(l.block_y, 4, bx) : 1;
-  if (bx * by > 1024) return glc_fail(cudaErrorInvalidValue, "stencil_star (block)");
-  const size_t chunks = glc_blocks_to_cover(outer - 2, star_chunk);
-  if (chunks > 65535) return glc_fail(cudaErrorInvalidValue, "stencil_star (outer axis)");
-  constexpr int lanes = wide<T>::lanes;
-  if (g.nx % lanes == 0 && glc_all_aligned(16, u, static_cast<const T *>(out))) {
-    dim3 grid(glc_grid_dim(glc_blocks_to_cover(g.nx / lanes, bx), glc_max_grid_x),
-              three_d ? glc_grid_dim(glc_blocks_to_cover(g.ny - 2, by)) : 1u, glc_grid_dim(chunks));
+  return {bx, three_d ? glc_stencil_block_side(l.block_y, 4, bx) : 1};
+}
+
+template <typename T>
+star_path plan_star(const glc_stencil_launch<T> &l, const T *u, const T *out, star_weights<T> *w) {
+  const glc_grid3 &g = l.grid;
+  const bool three_d = g.nz > 1 || g.rz > 0, planar = g.nz == 1 && g.rz == 0;
+  if (interior_empty(g) || !(three_d || planar) || g.ny <= 1 || !star_of(l, three_d, w))
+    return star_path::none;
+  const star_blocks b = star_block(l, three_d);
+  const int outer = three_d ? g.nz : g.ny;
+  auto fits = [&](int cells_outer, int cells_y) {
+    return glc_blocks_to_cover(cells_outer, star_chunk) <= 65535 &&
+           (!three_d || glc_blocks_to_cover(cells_y, b.by) <= 65535);
+  };
+  if (g.nx % wide<T>::lanes == 0 && glc_all_aligned(16, u, out) && fits(outer, g.ny))
+    return star_path::whole;
+  return fits(outer - 2, g.ny - 2) ? star_path::interior : star_path::none;
+}
+
+template <typename T>
+int launch_star(const glc_stencil_launch<T> &l, const T *u, T *out, star_path path,
+                const star_weights<T> &w) {
+  const glc_grid3 &g = l.grid;
+  const bool three_d = g.nz > 1 || g.rz > 0;
+  const int outer = three_d ? g.nz : g.ny;
+  const star_blocks b = star_block(l, three_d);
+  if (b.bx * b.by > 1024) return glc_fail(cudaErrorInvalidValue, "stencil_star (block)");
+  if (path == star_path::whole) {
+    constexpr int lanes = wide<T>::lanes;
+    dim3 grid(glc_grid_dim(glc_blocks_to_cover(g.nx / lanes, b.bx), glc_max_grid_x),
+              three_d ? glc_grid_dim(glc_blocks_to_cover(g.ny, b.by)) : 1u,
+              glc_grid_dim(glc_blocks_to_cover(outer, star_chunk)));
     if (three_d)
-      return glc_launch(stencil_star_wide<T, true>, "stencil_star_wide", grid, dim3(bx, by),
-                        l.stream, u, out, outer, g.ny, g.nx, w);
-    return glc_launch(stencil_star_wide<T, false>, "stencil_star_wide", grid, dim3(bx, by),
-                      l.stream, u, out, outer, 1, g.nx, w);
+      return glc_launch(stencil_star_wide<T, true>, "stencil_star_wide", grid, dim3(b.bx, b.by),
+                        l.stream, u, out, outer, g.ny, g.nx, g.boundary, w);
+    return glc_launch(stencil_star_wide<T, false>, "stencil_star_wide", grid, dim3(b.bx, b.by),
+                      l.stream, u, out, outer, 1, g.nx, g.boundary, w);
   }
-  dim3 grid(glc_grid_dim(glc_blocks_to_cover(g.nx - 2, bx), glc_max_grid_x),
-            three_d ? glc_grid_dim(glc_blocks_to_cover(g.ny - 2, by)) : 1u, glc_grid_dim(chunks));
+  dim3 grid(glc_grid_dim(glc_blocks_to_cover(g.nx - 2, b.bx), glc_max_grid_x),
+            three_d ? glc_grid_dim(glc_blocks_to_cover(g.ny - 2, b.by)) : 1u,
+            glc_grid_dim(glc_blocks_to_cover(outer - 2, star_chunk)));
   if (three_d)
-    return glc_launch(stencil_star<T, true>, "stencil_star", grid, dim3(bx, by), l.stream, u, out,
-                      outer, g.ny, g.nx, w);
-  return glc_launch(stencil_star<T, false>, "stencil_star", grid, dim3(bx, by), l.stream, u, out,
-                    outer, 1, g.nx, w);
+    return glc_launch(stencil_star<T, true>, "stencil_star", grid, dim3(b.bx, b.by), l.stream, u,
+                      out, outer, g.ny, g.nx, w);
+  return glc_launch(stencil_star<T, false>, "stencil_star", grid, dim3(b.bx, b.by), l.stream, u,
+                    out, outer, 1, g.nx, w);
 }
 }  // namespace
+
+template <typename T>
+bool glc_stencil_needs_taps(int variant, const glc_stencil_launch<T> &l, const T *u, const T *out) {
+  star_weights<T> w;
+  return variant != GLC_STENCIL_HOPPER || plan_star(l, u, out, &w) != star_path::whole;
+}
 
 template <typename T>
 int glc_stencil_split(const glc_stencil_launch<T> &l, const T *u, T *out, bool hopper) {
   const glc_grid3 &g = l.grid;
   const bool empty = interior_empty(g);
+  star_weights<T> w;
+  const star_path path = hopper ? plan_star(l, u, out, &w) : star_path::none;
+  if (path == star_path::whole) return launch_star(l, u, out, path, w);
   if (!empty) {
     int code;
-    star_weights<T> w;
-    const bool three_d = g.nz > 1 || g.rz > 0;
-    const bool planar = g.nz == 1 && g.rz == 0;
-    const int star_bx =
-        glc_stencil_block_side(l.block_x, three_d ? 32 : 128, three_d && l.block_y ? l.block_y : 1);
-    const int star_by = three_d ? glc_stencil_block_side(l.block_y, 4, star_bx) : 1;
-    if (hopper && (three_d || planar) && g.ny > 1 && star_of(l, three_d, &w) &&
-        glc_blocks_to_cover((three_d ? g.nz : g.ny) - 2, star_chunk) <= 65535 &&
-        (!three_d || glc_blocks_to_cover(g.ny - 2, star_by) <= 65535)) {
-      code = launch_star(l, u, out, three_d, w);
+    if (path == star_path::interior) {
+      code = launch_star(l, u, out, path, w);
     } else {
       const int vec = hopper ? vector_width : 1;
       const int bx = glc_stencil_block_side(l.block_x, g.ny == 1 ? 256 : (hopper ? 32 : 64),
@@ -286,3 +351,7 @@ template int glc_stencil_split<float>(const glc_stencil_launch<float> &, const f
                                       bool);
 template int glc_stencil_split<double>(const glc_stencil_launch<double> &, const double *, double *,
                                        bool);
+template bool glc_stencil_needs_taps<float>(int, const glc_stencil_launch<float> &, const float *,
+                                            const float *);
+template bool glc_stencil_needs_taps<double>(int, const glc_stencil_launch<double> &,
+                                             const double *, const double *);

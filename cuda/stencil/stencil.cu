@@ -122,8 +122,11 @@ extern "C" int glc_stencil(int variant, int block_x, int block_y, int dtype,
     l.block_y = block_y;
     l.stream = static_cast<cudaStream_t>(stream);
     taps_upload<T> upload(l.stream);
-    int code = upload.build(*p, l.grid, swap, &l.taps);
-    if (code != cudaSuccess) return code;
+    if (glc_stencil_needs_taps(variant, l, static_cast<const T *>(u),
+                               static_cast<const T *>(out))) {
+      const int code = upload.build(*p, l.grid, swap, &l.taps);
+      if (code != cudaSuccess) return code;
+    }
     return run(variant, l, static_cast<const T *>(u), static_cast<T *>(out));
   });
 }

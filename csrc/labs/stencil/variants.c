@@ -57,11 +57,13 @@ static const gl_variant stencil_variants[] = {
     {.id = GLC_STENCIL_HOPPER,
      .name = "hopper",
      .backend = GL_BACKEND_CUDA,
-     .summary = "The split with 4 outputs per thread in the interior (each tap's weight loaded "
-                "once for 4 cells); radius-1 star weights (laplace5/7) march the outer axis with "
-                "its neighbours in registers, 16-byte vectors along x where the rows allow.",
+     .summary =
+         "The split with 4 outputs per thread in the interior (each tap's weight loaded "
+         "once for 4 cells); radius-1 star weights (laplace5/7) march the outer axis with "
+         "its neighbours in registers, 16-byte vectors along x where the rows allow (then one "
+         "kernel covers the faces too, through the policy).",
      .seed = "S3 11.1; 2.5D register streaming",
-     .kernels = "(stencil_interior) (stencil_star) (stencil_star_wide) stencil_boundary",
+     .kernels = "(stencil_interior) (stencil_star) (stencil_star_wide) (stencil_boundary)",
      .dtypes = GL_FLOATS,
      .flags = GL_BEST | GL_DETERMINISTIC,
      .tunables = BLOCK_SHAPE_TUNABLES},

@@ -4,6 +4,7 @@
 // the ladder is about reading A at the full bandwidth (benchmarks/NOTES.md, "Linalg lab").
 #include "cublas.cuh"
 #include "cuda/core/launch.cuh"
+#include "cuda/core/vec16.cuh"
 #include "linalg.h"
 
 namespace {
@@ -71,23 +72,11 @@ __global__ void matvec_block_per_row(const T *a, const T *x, T *y, size_t m, siz
   if (threadIdx.x == 0) y[row] = sum;
 }
 
-// 16 bytes of T: float4 or double2.
-template <typename T>
-struct vec16;
-template <>
-struct vec16<float> {
-  using type = float4;
-  static constexpr int width = 4;
-  __device__ static float dot(float4 a, float4 b) {
-    return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
-  }
-};
-template <>
-struct vec16<double> {
-  using type = double2;
-  static constexpr int width = 2;
-  __device__ static double dot(double2 a, double2 b) { return a.x * b.x + a.y * b.y; }
-};
+// The dot product of two 16-byte vectors.
+__device__ __forceinline__ float dot16(float4 a, float4 b) {
+  return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+}
+__device__ __forceinline__ double dot16(double2 a, double2 b) { return a.x * b.x + a.y * b.y; }
 
 // Variant 3, bandwidth-tuned: a block per row as variant 2, with 16-byte loads of A and x
 // (LDG.128: a quarter of the load instructions of variant 2 for float) and A read through the
@@ -97,8 +86,8 @@ struct vec16<double> {
 // multiple of the vector width); otherwise the scalar loop of variant 2.
 template <typename T>
 __global__ void matvec_vectorized(const T *a, const T *x, T *y, size_t m, size_t n, int vectors) {
-  using V = typename vec16<T>::type;
-  constexpr int width = vec16<T>::width;
+  using V = typename glc_vec16<T>::type;
+  constexpr int width = glc_vec16<T>::lanes;
   constexpr int unroll = 4;
   __shared__ T partial[32];
   const size_t row = blockIdx.x;
@@ -118,9 +107,9 @@ __global__ void matvec_vectorized(const T *a, const T *x, T *y, size_t m, size_t
         bv[u] = __ldg(xv + j + u * stride);
       }
 #pragma unroll
-      for (int u = 0; u < unroll; ++u) sum += vec16<T>::dot(av[u], bv[u]);
+      for (int u = 0; u < unroll; ++u) sum += dot16(av[u], bv[u]);
     }
-    for (; j < nv; j += stride) sum += vec16<T>::dot(__ldcs(rv + j), __ldg(xv + j));
+    for (; j < nv; j += stride) sum += dot16(__ldcs(rv + j), __ldg(xv + j));
     done = nv * width;
   }
   for (size_t j = done + threadIdx.x; j < n; j += blockDim.x) sum += r[j] * x[j];
@@ -145,7 +134,7 @@ int launch(int variant, int block, size_t m, size_t n, const T *a, const T *x, T
       return glc_launch(matvec_block_per_row<T>, "matvec_block_per_row",
                         dim3(static_cast<unsigned>(m)), dim3(block), s, a, x, y, m, n);
     default: {
-      const int vectors = glc_all_aligned(16, a, x) && n % vec16<T>::width == 0;
+      const int vectors = glc_all_aligned(16, a, x) && n % glc_vec16<T>::lanes == 0;
       return glc_launch(matvec_vectorized<T>, "matvec_vectorized", dim3(static_cast<unsigned>(m)),
                         dim3(block), s, a, x, y, m, n, vectors);
     }

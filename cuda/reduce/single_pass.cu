@@ -10,26 +10,11 @@
 #include <type_traits>
 
 #include "cuda/core/launch.cuh"
+#include "cuda/core/vec16.cuh"
 #include "ops.cuh"
 #include "families.cuh"
 
 namespace {
-
-// The 16-byte vector of T and how many T it holds.
-template <typename T>
-struct vec16;
-template <>
-struct vec16<float> {
-  using type = float4;
-};
-template <>
-struct vec16<double> {
-  using type = double2;
-};
-template <>
-struct vec16<int> {
-  using type = int4;
-};
 
 // How each element becomes an accumulator value: itself, its square, or its product with the
 // matching element of y.
@@ -95,7 +80,7 @@ template <int BLOCK, bool VECTOR, typename In, typename Acc, typename Out, typen
 __global__ void __launch_bounds__(BLOCK)
     single_pass(const In *x, const In *y, layout shape, Acc *partials, unsigned *blocks_done,
                 Out *result) {
-  using V = std::conditional_t<VECTOR, typename vec16<In>::type, In>;
+  using V = std::conditional_t<VECTOR, typename glc_vec16<In>::type, In>;
   constexpr size_t width = sizeof(V) / sizeof(In);
   const unsigned tid = threadIdx.x;
   Acc acc = Op::template identity<Acc>();
@@ -158,7 +143,7 @@ template <int BLOCK, bool VECTOR, typename In, typename Acc, typename Out, typen
           typename Map, bool SQRT>
 int launch_single_pass(const In *x, const In *y, size_t n, Out *result, cudaStream_t stream) {
   constexpr auto kernel = single_pass<BLOCK, VECTOR, In, Acc, Out, Op, Map, SQRT>;
-  using V = std::conditional_t<VECTOR, typename vec16<In>::type, In>;
+  using V = std::conditional_t<VECTOR, typename glc_vec16<In>::type, In>;
   constexpr size_t width = sizeof(V) / sizeof(In);
   layout shape{0, 0, 0};
   if (VECTOR) {

@@ -12,6 +12,7 @@
 #include "cuda/core/errors.cuh"
 #include "saxpy.h"
 #include "cuda/core/launch.cuh"
+#include "cuda/core/vec16.cuh"
 
 namespace {
 
@@ -31,23 +32,13 @@ __global__ void saxpy_grid_stride(size_t n, T a, const T *__restrict__ x, const 
     out[i] = a * x[i] + y[i];
 }
 
-// The 16-byte vector of T, and a*x + y on it.
-template <typename T>
-struct Vec16;
-template <>
-struct Vec16<float> {
-  using type = float4;
-  __device__ static float4 axpy(float a, float4 x, float4 y) {
-    return make_float4(a * x.x + y.x, a * x.y + y.y, a * x.z + y.z, a * x.w + y.w);
-  }
-};
-template <>
-struct Vec16<double> {
-  using type = double2;
-  __device__ static double2 axpy(double a, double2 x, double2 y) {
-    return make_double2(a * x.x + y.x, a * x.y + y.y);
-  }
-};
+// a*x + y on a 16-byte vector.
+__device__ __forceinline__ float4 axpy16(float a, float4 x, float4 y) {
+  return make_float4(a * x.x + y.x, a * x.y + y.y, a * x.z + y.z, a * x.w + y.w);
+}
+__device__ __forceinline__ double2 axpy16(double a, double2 x, double2 y) {
+  return make_double2(a * x.x + y.x, a * x.y + y.y);
+}
 
 // Vectors each thread loads before its first store: 4 gives 8 independent 16-byte loads in
 // flight per thread (4 of x, 4 of y). HBM needs many bytes in flight per SM (latency times
@@ -70,7 +61,7 @@ constexpr int vectors_per_thread = 4;
 // stores, as written. With them, ptxas interleaves later loads with the first stores.
 template <typename T>
 __global__ void saxpy_vec16(size_t n, T a, const T *x, const T *y, T *out) {
-  using V = typename Vec16<T>::type;
+  using V = typename glc_vec16<T>::type;
   constexpr size_t lanes = sizeof(V) / sizeof(T);
   const V *xv = reinterpret_cast<const V *>(x);
   const V *yv = reinterpret_cast<const V *>(y);
@@ -91,7 +82,7 @@ __global__ void saxpy_vec16(size_t n, T a, const T *x, const T *y, T *out) {
 #pragma unroll
     for (int k = 0; k < vectors_per_thread; ++k) {
       size_t i = base + k * blockDim.x;
-      if (i < vectors) outv[i] = Vec16<T>::axpy(a, xs[k], ys[k]);
+      if (i < vectors) outv[i] = axpy16(a, xs[k], ys[k]);
     }
   }
 

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 
+#include "cuda/core/vec16.cuh"
 #include "ops.cuh"
 
 // 256 threads, each holding `rounds` groups of one 16-byte vector: 16 floats (4096 a tile) or
@@ -35,27 +36,7 @@ __device__ __forceinline__ size_t glc_tile_index(size_t tile_begin, int r, int k
   return tile_begin + static_cast<size_t>(r) * S::round + threadIdx.x * S::vec + k;
 }
 
-// The 16-byte types, streaming loads and stores (__ldcs/__stcs: evict-first, the data are
-// touched once).
-template <typename T>
-struct glc_vec16;
-template <>
-struct glc_vec16<float> {
-  using type = float4;
-};
-template <>
-struct glc_vec16<int> {
-  using type = int4;
-};
-template <>
-struct glc_vec16<double> {
-  using type = double2;
-};
-template <>
-struct glc_vec16<long long> {
-  using type = longlong2;
-};
-
+// Streaming 16-byte loads and stores (__ldcs/__stcs: evict-first, the data are touched once).
 template <typename T, int V>
 __device__ __forceinline__ void glc_load16(const T *p, T (&out)[V]) {
   static_assert(V * sizeof(T) == 16, "one 16-byte vector");

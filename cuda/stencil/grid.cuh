@@ -8,6 +8,7 @@
 
 #include <cstddef>
 
+#include "cuda/core/vec16.cuh"
 #include "cuda/stencil/boundary.h"
 #include "cuda/stencil/stencil.h"
 
@@ -64,26 +65,13 @@ __device__ inline T glc_stencil_at(const T *__restrict__ u, const glc_grid3 &g,
   return sum;
 }
 
-// 16-byte vectors of T: 4 floats or 2 doubles.
 template <typename T>
-struct wide;
-template <>
-struct wide<float> {
-  using type = float4;
-  static constexpr int lanes = 4;
-};
-template <>
-struct wide<double> {
-  using type = double2;
-  static constexpr int lanes = 2;
-};
-
-template <typename T>
-__device__ inline void load_wide(const T *p, T (&v)[wide<T>::lanes]) {
-  const typename wide<T>::type w = __ldg(reinterpret_cast<const typename wide<T>::type *>(p));
+__device__ inline void load_wide(const T *p, T (&v)[glc_vec16<T>::lanes]) {
+  const typename glc_vec16<T>::type w =
+      __ldg(reinterpret_cast<const typename glc_vec16<T>::type *>(p));
   const T *e = reinterpret_cast<const T *>(&w);
 #pragma unroll
-  for (int j = 0; j < wide<T>::lanes; ++j) v[j] = e[j];
+  for (int j = 0; j < glc_vec16<T>::lanes; ++j) v[j] = e[j];
 }
 
 // Everything a launcher needs: the grid, the taps, the dense weights on the host (for kernels

@@ -81,7 +81,7 @@ template <typename T, bool residual>
 __global__ void jacobi_sweep2d_wide(const T *__restrict__ u, T *__restrict__ u_new,
                                     const T *__restrict__ f, int cols, int row_begin, int row_end,
                                     T h2, T *residual_max) {
-  constexpr int lanes = wide<T>::lanes;
+  constexpr int lanes = glc_vec16<T>::lanes;
   const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * lanes;
   const bool active = c0 < cols;
   const bool whole = c0 >= 1 && c0 + lanes <= cols - 1;
@@ -109,11 +109,11 @@ __global__ void jacobi_sweep2d_wide(const T *__restrict__ u, T *__restrict__ u_n
         value[j] = (up[j] + down[j] + west + east + h2 * source[j]) * T(0.25);
       }
       if (whole) {
-        typename wide<T>::type w;
+        typename glc_vec16<T>::type w;
         T *e = reinterpret_cast<T *>(&w);
 #pragma unroll
         for (int j = 0; j < lanes; ++j) e[j] = value[j];
-        *reinterpret_cast<typename wide<T>::type *>(u_new + row + c0) = w;
+        *reinterpret_cast<typename glc_vec16<T>::type *>(u_new + row + c0) = w;
       }
 #pragma unroll
       for (int j = 0; j < lanes; ++j) {
@@ -166,7 +166,7 @@ template <typename T, bool residual>
 __global__ void jacobi_sweep3d_wide(const T *__restrict__ u, T *__restrict__ u_new,
                                     const T *__restrict__ f, int rows, int cols, int plane_begin,
                                     int plane_end, T h2, T *residual_max) {
-  constexpr int lanes = wide<T>::lanes;
+  constexpr int lanes = glc_vec16<T>::lanes;
   const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * lanes;
   const int y = 1 + blockIdx.y * blockDim.y + threadIdx.y;
   const bool whole = c0 >= 1 && c0 + lanes <= cols - 1;
@@ -195,11 +195,11 @@ __global__ void jacobi_sweep3d_wide(const T *__restrict__ u, T *__restrict__ u_n
                    (T(1) / T(6));
       }
       if (whole) {
-        typename wide<T>::type packed;
+        typename glc_vec16<T>::type packed;
         T *e = reinterpret_cast<T *>(&packed);
 #pragma unroll
         for (int j = 0; j < lanes; ++j) e[j] = value[j];
-        *reinterpret_cast<typename wide<T>::type *>(u_new + at) = packed;
+        *reinterpret_cast<typename glc_vec16<T>::type *>(u_new + at) = packed;
       }
 #pragma unroll
       for (int j = 0; j < lanes; ++j) {
@@ -230,7 +230,7 @@ int glc_jacobi_rows(const T *u, T *u_new, const T *f, size_t rows, size_t cols, 
   if (cols < 3 || row_begin >= row_end) return cudaSuccess;
   const int c = static_cast<int>(cols), b = static_cast<int>(row_begin),
             e = static_cast<int>(row_end);
-  constexpr int lanes = wide<T>::lanes;
+  constexpr int lanes = glc_vec16<T>::lanes;
   if (cols % lanes == 0 && glc_all_aligned(16, u, static_cast<const T *>(u_new), f)) {
     dim3 grid(glc_grid_dim(glc_blocks_to_cover(cols / lanes, block_2d), glc_max_grid_x),
               glc_grid_dim(glc_blocks_to_cover(row_end - row_begin, rows_per_wide_thread)));
@@ -261,7 +261,7 @@ int glc_jacobi_planes(const T *u, T *u_new, const T *f, size_t planes, size_t ro
   dim3 block(block_3d_x, block_3d_y);
   const int r = static_cast<int>(rows), c = static_cast<int>(cols),
             b = static_cast<int>(plane_begin), e = static_cast<int>(plane_end);
-  constexpr int lanes = wide<T>::lanes;
+  constexpr int lanes = glc_vec16<T>::lanes;
   if (cols % lanes == 0 && glc_all_aligned(16, u, static_cast<const T *>(u_new), f)) {
     dim3 grid(glc_grid_dim(glc_blocks_to_cover(cols / lanes, block_3d_x), glc_max_grid_x),
               glc_grid_dim(tiles_y), glc_grid_dim(chunks));

@@ -129,12 +129,12 @@ __global__ void stencil_star(const T *__restrict__ u, T *__restrict__ out, int o
 // the boundary kernel, the taps' upload and their launches are not needed. At 512^3 they cost
 // 0.09 ms beside the kernel's 0.41 (gpu_logs/wave3_2026-11-27/, benchmarks/NOTES.md).
 template <typename T>
-__device__ __forceinline__ void load_wide_or_zero(const T *p, T (&v)[wide<T>::lanes]) {
+__device__ __forceinline__ void load_wide_or_zero(const T *p, T (&v)[glc_vec16<T>::lanes]) {
   if (p != nullptr) {
     load_wide(p, v);
   } else {
 #pragma unroll
-    for (int j = 0; j < wide<T>::lanes; ++j) v[j] = T(0);
+    for (int j = 0; j < glc_vec16<T>::lanes; ++j) v[j] = T(0);
   }
 }
 
@@ -147,7 +147,7 @@ __device__ __forceinline__ int star_neighbour(int i, int n, int policy) {
 template <typename T, bool three_d>
 __global__ void stencil_star_wide(const T *__restrict__ u, T *__restrict__ out, int outer, int ny,
                                   int nx, int policy, star_weights<T> w) {
-  constexpr int lanes = wide<T>::lanes;
+  constexpr int lanes = glc_vec16<T>::lanes;
   const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * lanes;
   const int y = three_d ? blockIdx.y * blockDim.y + threadIdx.y : 0;
   if (c0 >= nx || (three_d && y >= ny)) return;
@@ -196,11 +196,11 @@ __global__ void stencil_star_wide(const T *__restrict__ u, T *__restrict__ out, 
       value[j] = sum + w.om * below[j] + w.op * (above_zero ? T(0) : above[j]);
       if (fixed && (face || c0 + j == 0 || c0 + j == nx - 1)) value[j] = centre[j];
     }
-    typename wide<T>::type packed;
+    typename glc_vec16<T>::type packed;
     T *e = reinterpret_cast<T *>(&packed);
 #pragma unroll
     for (int j = 0; j < lanes; ++j) e[j] = value[j];
-    *reinterpret_cast<typename wide<T>::type *>(q) = packed;
+    *reinterpret_cast<typename glc_vec16<T>::type *>(q) = packed;
 #pragma unroll
     for (int j = 0; j < lanes; ++j) {
       below[j] = centre[j];
@@ -266,7 +266,7 @@ star_path plan_star(const glc_stencil_launch<T> &l, const T *u, const T *out, st
     return glc_blocks_to_cover(cells_outer, star_chunk) <= 65535 &&
            (!three_d || glc_blocks_to_cover(cells_y, b.by) <= 65535);
   };
-  if (g.nx % wide<T>::lanes == 0 && glc_all_aligned(16, u, out) && fits(outer, g.ny))
+  if (g.nx % glc_vec16<T>::lanes == 0 && glc_all_aligned(16, u, out) && fits(outer, g.ny))
     return star_path::whole;
   return fits(outer - 2, g.ny - 2) ? star_path::interior : star_path::none;
 }
@@ -280,7 +280,7 @@ int launch_star(const glc_stencil_launch<T> &l, const T *u, T *out, star_path pa
   const star_blocks b = star_block(l, three_d);
   if (b.bx * b.by > 1024) return glc_fail(cudaErrorInvalidValue, "stencil_star (block)");
   if (path == star_path::whole) {
-    constexpr int lanes = wide<T>::lanes;
+    constexpr int lanes = glc_vec16<T>::lanes;
     dim3 grid(glc_grid_dim(glc_blocks_to_cover(g.nx / lanes, b.bx), glc_max_grid_x),
               three_d ? glc_grid_dim(glc_blocks_to_cover(g.ny, b.by)) : 1u,
               glc_grid_dim(glc_blocks_to_cover(outer, star_chunk)));

@@ -430,3 +430,12 @@ def test_two_processes_one_gpu_each(monkeypatch):
         assert maxes == max(int(x.max()) for x in xs)
         assert prods == [float(math.factorial(world))] * 5
         assert nvls == "0"
+
+
+@pytest.mark.gpu
+def test_the_other_labs_refuse_arrays_on_other_gpus():
+    need_gpus(2, "that ops of device 0 refuse an array on GPU 1")
+    a = mg.to_device(np.arange(10, dtype=np.float32), 1)
+    with pytest.raises(ValueError, match="lives on device 1"):
+        gl.reduce(a)
+    np.testing.assert_array_equal(mg.to_host(a), np.arange(10))

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import GPU
+from conftest import GPU, child_env
 
 mg = gl.multi
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -23,10 +23,10 @@ nogpu = pytest.mark.skipif(GPU, reason="checks the behaviour without a GPU")
 
 
 def run_python(code, **env):
-    """Runs code in a fresh interpreter (NCCL is opened once per process) with env added."""
-    full = {**os.environ, **env}
-    return subprocess.run([sys.executable, "-c", code], env=full, cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    """Runs code in a fresh interpreter (NCCL is opened once per process) that imports this
+    gpulab, with env added and NCCL_NVLS_ENABLE kept (gl.multi.child_env)."""
+    return subprocess.run([sys.executable, "-c", code], env=mg.child_env(child_env(**env)),
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
 # ---------------------------------------------------------------- finding NCCL (no GPU needed)

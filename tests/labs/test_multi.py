@@ -95,7 +95,8 @@ def test_the_abi_values_match_ncclh():
     if header is None:
         pytest.skip("no nccl.h here (pip's nvidia-nccl-cu13 or the CUDA toolkit's): could not "
                     "compare gpulab's ncclRedOp_t and ncclDataType_t values with NCCL's")
-    text = open(header).read()
+    with open(header) as f:
+        text = f.read()
 
     def value(name):
         return int(re.search(rf"\b{name}\s*=\s*(\d+)", text).group(1))

@@ -289,6 +289,9 @@ int glc_multi_reduce(int ranks, glc_multi_comm *const *comms, const int *devices
     if (code) break;
     cudaStream_t stream = streams[i] = use_nccl ? comms[i]->stream : own;
     code = GLC_CUDA(cudaMallocAsync, &scalars[i], 8, stream);
+    // A 4-byte result leaves half the slot unwritten, and all 8 bytes come back to the host:
+    // zeroed, so that initcheck sees no read of uninitialized memory.
+    if (!code) code = GLC_CUDA(cudaMemsetAsync, scalars[i], 0, 8, stream);
     if (code) break;
     if (counts[i] == 0) {  // an empty part contributes the operator's identity
       code = GLC_CUDA(cudaMemcpyAsync, scalars[i], identity, 8, cudaMemcpyHostToDevice, stream);

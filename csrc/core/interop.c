@@ -225,6 +225,14 @@ int gl_is_device_operand(PyObject *obj) {
 
 gl_DeviceArrayObject *gl_as_device_array(PyObject *obj, const char *argname, glc_stream stream) {
   if (gl_DeviceArray_Check(obj)) {
+    /* gl.multi makes DeviceArrays on other GPUs; the ops run on device 0 */
+    int device = ((gl_DeviceArrayObject *)obj)->device;
+    if (device != 0)
+      return PyErr_Format(PyExc_ValueError,
+                          "%s lives on device %d; gpulab runs on device 0 (mixed devices; "
+                          "gl.multi's functions take arrays on any GPU)",
+                          argname, device),
+             NULL;
     if (gl_devarray_order_after((gl_DeviceArrayObject *)obj, stream) < 0) return NULL;
     return (gl_DeviceArrayObject *)Py_NewRef(obj);
   }

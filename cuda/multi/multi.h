@@ -1,0 +1,107 @@
+/* The multi lab's C ABI (LABS.md section 11, issue 16): several GPUs of one process or of one
+ * process each, with NCCL doing the communication. Every function returns a CUDA error code, as
+ * cuda/core/gpulab_core.h says; an NCCL failure becomes a CUDA code (cudaErrorInvalidValue for
+ * NCCL's invalid argument or usage, cudaErrorUnknown otherwise) and glc_failed_call() then reads
+ * "ncclAllReduce: <NCCL's own error string>".
+ *
+ * Every function leaves the calling thread's current device as it found it (gpulab itself runs
+ * on device 0), and waits for its own work before it returns. */
+#ifndef GPULAB_CUDA_MULTI_H
+#define GPULAB_CUDA_MULTI_H
+
+#include "cuda/core/gpulab_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- NCCL, opened at run time (cuda/multi/nccl.cu) ---- */
+#define GLC_NCCL_UNIQUE_ID_BYTES 128
+/* Opens the NCCL library at path (a file path or a soname) and looks up the functions gpulab
+ * uses. The first library that opens is kept for the life of the process; later calls then
+ * return 0 at once, whatever the path. *version: ncclGetVersion's (e.g. 23203 for 2.32.3).
+ * On failure (cudaErrorFileNotFound, or cudaErrorSymbolNotFound when the library lacks a
+ * function) error receives dlerror()'s text or the missing function's name. */
+GLC_API int glc_nccl_open(const char *path, int *version, char *error, size_t error_size);
+/* 1 once glc_nccl_open has succeeded. */
+GLC_API int glc_nccl_loaded(void);
+/* 128 bytes of ncclGetUniqueId, for ncclCommInitRank in every process of a group. */
+GLC_API int glc_nccl_unique_id(void *id);
+
+/* A communicator: one rank's NCCL communicator, its device and the stream its collectives run
+ * on (one per communicator, non-blocking, on its device). */
+typedef struct glc_multi_comm glc_multi_comm;
+/* One process over count devices: ncclCommInitAll. comms receives count communicators, rank i
+ * on devices[i]. */
+GLC_API int glc_multi_comm_init_all(int count, const int *devices, glc_multi_comm **comms);
+/* One rank of a group of world processes (ncclCommInitRank) on device, with the group's id. */
+GLC_API int glc_multi_comm_init_rank(const void *unique_id, int rank, int world, int device,
+                                     glc_multi_comm **comm);
+GLC_API int glc_multi_comm_info(const glc_multi_comm *comm, int *rank, int *world, int *device);
+/* Waits for the communicator's stream, then ncclCommDestroy; frees comm. */
+GLC_API int glc_multi_comm_destroy(glc_multi_comm *comm);
+
+/* NCCL's numbering of types and operators (nccl.h 2.x; cuda/multi/nccl.cu). */
+enum glc_nccl_type {
+  GLC_NCCL_I8 = 0,
+  GLC_NCCL_U8 = 1,
+  GLC_NCCL_I32 = 2,
+  GLC_NCCL_U32 = 3,
+  GLC_NCCL_I64 = 4,
+  GLC_NCCL_U64 = 5,
+  GLC_NCCL_F16 = 6,
+  GLC_NCCL_F32 = 7,
+  GLC_NCCL_F64 = 8
+};
+enum glc_nccl_op {
+  GLC_NCCL_SUM = 0,
+  GLC_NCCL_PROD = 1,
+  GLC_NCCL_MAX = 2,
+  GLC_NCCL_MIN = 3,
+  GLC_NCCL_AVG = 4
+};
+
+/* In place: buffers[i] (count elements of type, on comms[i]'s device) becomes the op of all
+ * ranks' buffers. Rank i's stream first waits for after[i] (the stream that last used buffer
+ * i; NULL: none). One group call over the count communicators of this process; returns once
+ * they are done. */
+GLC_API int glc_multi_allreduce(int ranks, glc_multi_comm *const *comms, void *const *buffers,
+                                const glc_stream *after, size_t count, int type, int op);
+
+/* The partitioned reduce: on each comms[i]'s device, parts[i] (counts[i] elements of dtype, a
+ * glc_dtype the reduce lab takes; host memory when on_host, else device memory on that device)
+ * is reduced by the reduce lab's glc_reduce(variant, block, reduce_op) into one scalar (an empty
+ * part gives identity, 8 bytes); then one NCCL all-reduce of the scalars, of result_type with
+ * nccl_op, unless ranks == 1 and comms[0] is NULL (one GPU: the local reduce alone, on device
+ * devices[0]). *result (8 bytes, host) receives rank 0's value. */
+GLC_API int glc_multi_reduce(int ranks, glc_multi_comm *const *comms, const int *devices,
+                             const void *const *parts, const size_t *counts, int on_host, int dtype,
+                             int variant, int block, int reduce_op, int result_type, int nccl_op,
+                             const void *identity, void *result);
+
+/* ---- device memory on any device (cuda/multi/memory.cu) ---- */
+/* From the device's stream-ordered pool, on the lab's stream for that device; the allocation is
+ * complete when this returns. */
+GLC_API int glc_multi_alloc(int device, size_t bytes, void **ptr);
+/* The lab's stream on device (non-blocking, made on first use, kept): what the arrays it
+ * allocates are ordered on. */
+GLC_API int glc_multi_device_stream(int device, glc_stream *stream);
+/* Waits for the device to be idle (any stream may still use the memory), then frees. */
+GLC_API int glc_multi_free(int device, void *ptr);
+/* Copies bytes between host and device memory or between devices (UVA), and waits. */
+GLC_API int glc_multi_copy(int device, void *dst, const void *src, size_t bytes);
+
+/* ---- topology (cuda/multi/topology.cu) ---- */
+/* For count devices, n x n row-major matrices: access[i*n+j] = cudaDeviceCanAccessPeer(i, j),
+ * atomics[i*n+j] = cudaDevP2PAttrNativeAtomicSupported, rank[i*n+j] =
+ * cudaDevP2PAttrPerformanceRank (0 on the diagonal). */
+GLC_API int glc_multi_topology(int count, int *access, int *atomics, int *rank);
+/* GB/s (1e9 bytes/s) of a bytes-long copy from device i to device j, the median of repeat
+ * timed copies after one warm-up, for every pair of count devices (the diagonal: a copy within
+ * the device). Peer access is enabled where the devices allow it (and left enabled). */
+GLC_API int glc_multi_p2p_bandwidth(int count, size_t bytes, int repeat, double *gbps);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

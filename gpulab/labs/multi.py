@@ -1,0 +1,539 @@
+"""The multi lab (LABS.md section 11, issue 16): several GPUs, with NCCL doing the communication.
+
+    gl.devices()                           # the GPUs and their links; bandwidth=True measures
+    gl.multi.reduce(x, op="sum")           # x split over every visible GPU, one NCCL all-reduce
+    gl.multi.reduce([p0, p1], op="max")    # parts given, one per GPU (NumPy or DeviceArrays)
+    parts = gl.multi.scatter(x)            # DeviceArrays, part i on GPU i (uneven allowed)
+    gl.multi.allreduce(parts2, op="sum")   # same-shape arrays, one per GPU: in place
+
+Two ways to drive the GPUs:
+
+* One process, every GPU (notebooks): the functions above, with no `comm=`. They build one
+  NCCL communicator per set of GPUs (ncclCommInitAll, one stream per GPU) on first use and keep
+  it for the process; `gl.multi.close()` destroys them (also run at exit).
+* One process per GPU (torchrun, mpirun, across nodes): rank 0 makes `gl.multi.unique_id()`
+  (128 bytes) and hands it to every rank by any means (torch.distributed.broadcast_object_list,
+  mpi4py's bcast, a multiprocessing Queue); each rank then builds
+  `comm = gl.multi.communicator(uid, rank, world_size, device)` (ncclCommInitRank) and passes
+  `comm=comm` to reduce and allreduce with its own part. `comm.close()` destroys it.
+
+NCCL is not linked: libnccl.so.2 is opened on first use, from GPULAB_NCCL when set (that path
+only), else from pip's nvidia-nccl-cu13 wheel (nvidia/nccl/lib/libnccl.so.2 in a sys.path
+folder), else the system's (the soname libnccl.so.2, through the dynamic loader). Where none
+opens, NcclNotFoundError says what was tried and how to install it; the rest of gpulab does not
+need NCCL. Work on a single GPU never opens NCCL (see reduce and allreduce).
+
+Arrays on GPUs other than 0: gpulab's own arrays live on device 0; `scatter`, `to_device(x,
+device)` and `empty(shape, dtype, device)` make DeviceArrays on any GPU (memory from that
+GPU's stream-ordered pool). Give them to this module's functions and `to_host`, not to the
+other labs' ops, which run on device 0.
+
+Keep NCCL_NVLS_ENABLE=0 (NVLink multicast off) as the lent machines set it: `child_env()` is
+the environment to give child processes, with it kept.
+"""
+
+import atexit
+import os
+import sys
+import threading
+
+import numpy as np
+
+from .. import _core
+from ..table import Table
+
+# gl.devices at gpulab's top level; the rest is reached as gl.multi.*.
+EXPORTS = ("devices",)
+
+INSTALL_HINT = ("install it with `pip install nvidia-nccl-cu13` (gpulab then finds the wheel's "
+                "nvidia/nccl/lib/libnccl.so.2 on sys.path), or set GPULAB_NCCL to the path of a "
+                "libnccl.so.2")
+
+
+class NcclNotFoundError(RuntimeError):
+    """libnccl.so.2 could not be opened; the message lists what was tried and how to install."""
+
+
+# ---------------------------------------------------------------- finding and opening NCCL
+
+def nccl_candidates(environ=None, paths=None):
+    """[(where, path)] in the order NCCL is looked for: GPULAB_NCCL alone when it is set and not
+    empty; else each `nvidia/nccl/lib/libnccl.so.2` under the folders of `paths` (default
+    sys.path: where pip puts the nvidia-nccl-cu13 wheel, in a venv or not) that exists, then the
+    soname "libnccl.so.2" for the dynamic loader (LD_LIBRARY_PATH, ldconfig's cache)."""
+    environ = os.environ if environ is None else environ
+    chosen = environ.get("GPULAB_NCCL", "")
+    if chosen:
+        return [("GPULAB_NCCL", chosen)]
+    found, seen = [], set()
+    for folder in (sys.path if paths is None else paths):
+        if not folder:
+            continue
+        path = os.path.join(os.path.abspath(folder), "nvidia", "nccl", "lib", "libnccl.so.2")
+        if path not in seen and os.path.isfile(path):
+            seen.add(path)
+            found.append(("pip wheel", path))
+    return found + [("system", "libnccl.so.2")]
+
+
+_loaded = {}  # {"version": int, "path": str} once NCCL is open
+_load_lock = threading.Lock()
+
+
+def load_nccl():
+    """Opens NCCL once for the process and returns its version as a string ("2.28.3"). Raises
+    NcclNotFoundError when no candidate opens. Needs no GPU."""
+    with _load_lock:
+        if not _loaded:
+            tried = []
+            for where, path in nccl_candidates():
+                ok, detail = _core._multi_nccl_open(path)
+                if ok:
+                    _loaded.update(version=detail, path=path, where=where)
+                    break
+                tried.append(f"{where} {path}: {detail}")
+            else:
+                raise NcclNotFoundError(
+                    "NCCL (libnccl.so.2) not found; gl.multi needs it for work on several GPUs. "
+                    f"Tried: {'; '.join(tried)}. To fix: {INSTALL_HINT}.")
+    v = _loaded["version"]
+    # NCCL_VERSION_CODE: major*10000 + minor*100 + patch since 2.9 (major*1000 + ... before)
+    major, rest = (v // 10000, v % 10000) if v >= 20900 else (v // 1000, v % 1000)
+    return f"{major}.{rest // 100}.{rest % 100}"
+
+
+def nccl_info():
+    """{"version", "path", "where"} of the NCCL in use (opening it if needed)."""
+    version = load_nccl()
+    return {"version": version, "path": _loaded["path"], "where": _loaded["where"]}
+
+
+def child_env(env=None):
+    """A copy of env (default os.environ) for a child process, with NCCL_NVLS_ENABLE kept: the
+    parent's value when it has one, else "0" (NVLink multicast off, as the lent machines set
+    it)."""
+    out = dict(os.environ if env is None else env)
+    out.setdefault("NCCL_NVLS_ENABLE", "0")
+    return out
+
+
+# ---------------------------------------------------------------- communicators
+
+class Communicator:
+    """One NCCL rank: `rank` of `world_size`, on `device`, with its own stream there. Made by
+    `communicator()` (one process per GPU) or inside this module (one process, every GPU).
+    `close()` destroys it (idempotent; also a context manager)."""
+
+    def __init__(self, capsule):
+        self._capsule = capsule
+        self.rank, self.world_size, self.device = _core._multi_comm_info(capsule)
+        self.closed = False
+
+    def close(self):
+        if not self.closed:
+            self.closed = True
+            _core._multi_comm_destroy(self._capsule)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _handle(self):
+        if self.closed:
+            raise ValueError("comm is closed")
+        return self._capsule
+
+    def __repr__(self):
+        state = ", closed" if self.closed else ""
+        return (f"gl.multi.Communicator(rank={self.rank}, world_size={self.world_size}, "
+                f"device={self.device}{state})")
+
+
+def unique_id():
+    """The 128 bytes (ncclGetUniqueId) that every rank of one group passes to communicator();
+    made once, on one rank, and sent to the others."""
+    load_nccl()
+    return _core._multi_unique_id()
+
+
+def communicator(unique_id, rank, world_size, device):
+    """This process's rank of a group of world_size processes (ncclCommInitRank), on CUDA device
+    `device`. Blocks until every rank has joined."""
+    if not isinstance(unique_id, (bytes, bytearray)) or len(unique_id) != 128:
+        raise TypeError("unique_id must be the 128 bytes of gl.multi.unique_id()")
+    world_size = _int_arg("world_size", world_size, 1)
+    rank = _int_arg("rank", rank, 0)
+    device = _int_arg("device", device, 0)
+    if rank >= world_size:
+        raise ValueError(f"rank must lie in [0, world_size), got {rank} of {world_size}")
+    load_nccl()
+    return Communicator(_core._multi_comm_init_rank(bytes(unique_id), rank, world_size, device))
+
+
+_cliques = {}  # {tuple of devices: [Communicator]}, one process driving them all
+_cliques_lock = threading.Lock()
+
+
+def _clique(devices):
+    with _cliques_lock:
+        comms = _cliques.get(devices)
+        if comms is None:
+            load_nccl()
+            comms = [Communicator(c) for c in _core._multi_comm_init_all(devices)]
+            _cliques[devices] = comms
+        return comms
+
+
+def close():
+    """Destroys the communicators this process made for its GPUs (made again when needed)."""
+    with _cliques_lock:
+        cliques = list(_cliques.values())
+        _cliques.clear()
+    for comms in cliques:
+        for comm in comms:
+            comm.close()
+
+
+atexit.register(close)
+
+
+# ---------------------------------------------------------------- arrays on any GPU
+
+def _int_arg(name, value, low):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value}")
+    return int(value)
+
+
+def empty(shape, dtype=np.float32, device=0):
+    """An uninitialised DeviceArray on GPU `device`."""
+    return _core._multi_empty(shape, dtype, _int_arg("device", device, 0))
+
+
+def to_device(x, device=0):
+    """A copy of the NumPy array x on GPU `device` (a DeviceArray)."""
+    x = np.ascontiguousarray(x)
+    out = empty(x.shape, x.dtype, device)
+    _core._multi_copy(out.device, _address(out), x.ctypes.data, x.nbytes)
+    return out
+
+
+def to_host(a):
+    """A NumPy copy of the C-contiguous DeviceArray a, from whichever GPU it lives on."""
+    if not isinstance(a, _core.DeviceArray):
+        raise TypeError(f"a must be a gpulab.DeviceArray, not {type(a).__name__}")
+    out = np.empty(a.shape, a.dtype)
+    _core._multi_copy(a.device, out.ctypes.data, _address(a), out.nbytes)
+    return out
+
+
+def _address(a):
+    return a.__cuda_array_interface__["data"][0]
+
+
+def partition(n, parts):
+    """[(start, stop)] of parts contiguous pieces of n elements, as even as they come: the first
+    n % parts pieces hold one more (np.array_split's rule); pieces may be empty when n < parts."""
+    n, parts = _int_arg("n", n, 0), _int_arg("parts", parts, 1)
+    base, extra = divmod(n, parts)
+    bounds, start = [], 0
+    for i in range(parts):
+        stop = start + base + (1 if i < extra else 0)
+        bounds.append((start, stop))
+        start = stop
+    return bounds
+
+
+def scatter(x, gpus=None):
+    """x (NumPy, flattened; C-contiguous) split by partition() over gpus (default: every visible
+    GPU): a list of 1-D DeviceArrays, part i on gpus[i]."""
+    flat = _flat_host(x, "x")
+    gpus = _gpus_arg(gpus)
+    return [to_device(flat[a:b], g) for (a, b), g in zip(partition(flat.size, len(gpus)), gpus)]
+
+
+def _flat_host(x, name):
+    if not isinstance(x, np.ndarray):
+        raise TypeError(f"{name} must be a NumPy array, not {type(x).__name__}")
+    if not x.flags.c_contiguous:
+        raise ValueError(f"{name} must be C-contiguous")
+    return x.reshape(-1)
+
+
+def _gpus_arg(gpus, count=None):
+    """A tuple of distinct device ordinals; None: every visible GPU (needs the GPU)."""
+    if gpus is None:
+        return tuple(range(_core._multi_device_count() if count is None else count))
+    if isinstance(gpus, (str, bytes)) or not hasattr(gpus, "__iter__"):
+        raise TypeError(f"gpus must be a list of device ordinals, not {type(gpus).__name__}")
+    gpus = tuple(_int_arg("gpus[i]", g, 0) for g in gpus)
+    if not gpus:
+        raise ValueError("gpus must not be empty")
+    if len(set(gpus)) != len(gpus):
+        raise ValueError(f"gpus must be distinct, got {list(gpus)}")
+    return gpus
+
+
+# ---------------------------------------------------------------- all-reduce
+
+# op name -> ncclRedOp_t (nccl.h 2.x; cuda/multi/multi.h)
+NCCL_OPS = {"sum": 0, "prod": 1, "max": 2, "min": 3, "avg": 4}
+# dtype -> ncclDataType_t
+NCCL_TYPES = {np.dtype(np.int32): 2, np.dtype(np.int64): 4, np.dtype(np.float32): 7,
+              np.dtype(np.float64): 8}
+
+
+def _op_arg(op, allowed):
+    if not isinstance(op, str):
+        raise TypeError(f"op must be a str, not {type(op).__name__}")
+    if op not in allowed:
+        raise ValueError(f"op must be one of {', '.join(allowed)}, got {op!r}")
+    return op
+
+
+def _check_allreduce(arrays, op, comm):
+    """The arrays as a list, every argument checked; raises before anything runs."""
+    op = _op_arg(op, tuple(NCCL_OPS))
+    if isinstance(arrays, _core.DeviceArray):
+        arrays = [arrays]
+    if not isinstance(arrays, (list, tuple)):
+        raise TypeError(f"arrays must be a list of gpulab.DeviceArray, not {type(arrays).__name__}")
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("arrays must not be empty")
+    for i, a in enumerate(arrays):
+        if not isinstance(a, _core.DeviceArray):
+            raise TypeError(f"arrays[{i}] must be a gpulab.DeviceArray, not {type(a).__name__}")
+    first = arrays[0]
+    if first.dtype not in NCCL_TYPES:
+        raise TypeError(f"arrays[0] has dtype {first.dtype}; allreduce takes "
+                        f"{', '.join(str(d) for d in NCCL_TYPES)}")
+    if op == "avg" and first.dtype.kind != "f":
+        raise ValueError(f"op='avg' needs a float dtype, arrays[0] is {first.dtype}")
+    for i, a in enumerate(arrays[1:], 1):
+        if a.dtype != first.dtype:
+            raise TypeError(f"arrays[{i}] has dtype {a.dtype}, arrays[0] {first.dtype}")
+        if a.shape != first.shape:
+            raise ValueError(f"arrays[{i}] has shape {a.shape}, arrays[0] {first.shape}")
+    devices = [a.device for a in arrays]
+    if len(set(devices)) != len(devices):
+        raise ValueError(f"arrays must each live on a distinct GPU, got devices {devices}")
+    if comm is not None:
+        if not isinstance(comm, Communicator):
+            raise TypeError(f"comm must be a gl.multi.Communicator, not {type(comm).__name__}")
+        if len(arrays) != 1:
+            raise ValueError(f"with comm=, arrays is this rank's one array, got {len(arrays)}")
+        if devices[0] != comm.device:
+            raise ValueError(f"arrays[0] lives on device {devices[0]}, comm on {comm.device}")
+        comm._handle()
+    return arrays
+
+
+def allreduce(arrays, op="sum", comm=None):
+    """All-reduce in place: every array of `arrays` (DeviceArrays of one shape and dtype, each
+    on a distinct GPU) becomes the elementwise op of all of them, as NCCL's ncclAllReduce and
+    torch.distributed.all_reduce do; returns the list of the same arrays.
+
+    op: "sum", "prod", "min", "max", or "avg" (float dtypes only). dtypes: float32, float64,
+    int32, int64 (integers wrap on overflow, as in NumPy).
+    One process, several GPUs (comm=None): one NCCL call per GPU in one group, each on its GPU's
+    stream after the work that last used the array; returns when all are done. One array (one
+    GPU): it already is the result; nothing runs and NCCL is not opened.
+    comm= (one process per GPU): `arrays` is this rank's array (or a one-element list) on
+    comm.device; every rank of the group must call it.
+    Arguments are checked (TypeError, ValueError naming the argument) before anything runs."""
+    arrays = _check_allreduce(arrays, op, comm)
+    if comm is None:
+        if len(arrays) == 1:
+            return arrays
+        comms = _clique(tuple(a.device for a in arrays))
+    else:
+        comms = [comm]
+    _core._multi_allreduce([c._handle() for c in comms], arrays, NCCL_TYPES[arrays[0].dtype],
+                           NCCL_OPS[op])
+    return arrays
+
+
+# ---------------------------------------------------------------- partitioned reduce
+
+REDUCE_OPS = {"sum": (0, NCCL_OPS["sum"]), "min": (1, NCCL_OPS["min"]),
+              "max": (2, NCCL_OPS["max"])}
+# the reduce lab's dtypes: glc_dtype code, and the dtype of its sum (int32 sums are int64)
+REDUCE_DTYPES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.int32): 2}
+
+
+def _result_dtype(dtype, op):
+    return np.dtype(np.int64) if dtype == np.int32 and op == "sum" else dtype
+
+
+def _identity(dtype, op):
+    """The op's identity in dtype, as 8 bytes: what an empty part contributes."""
+    if op == "sum":
+        value = 0
+    elif dtype.kind == "f":
+        value = np.inf if op == "min" else -np.inf
+    else:
+        info = np.iinfo(dtype)
+        value = info.max if op == "min" else info.min
+    return np.array([value], dtype).tobytes().ljust(8, b"\0")
+
+
+def _best_local_reduce():
+    """(variant id, block) of the reduce lab's best CUDA variant, from its table."""
+    from ..registry import variants
+    for v in variants("reduce"):
+        if v.best and v.backend == "cuda":
+            block = v.tunables.get("block", {})
+            return v.id, int(block.get("default", 256)) if isinstance(block, dict) else 256
+    raise RuntimeError("the reduce lab has no best CUDA variant")  # pragma: no cover
+
+
+def _reduce_parts(x):
+    """(parts, on_host, dtype): x checked and cut into its parts, nothing run yet."""
+    if isinstance(x, np.ndarray):
+        return [_flat_host(x, "x")], True, x.dtype
+    if isinstance(x, _core.DeviceArray):
+        parts = [x]
+    elif isinstance(x, (list, tuple)):
+        parts = list(x)
+        if not parts:
+            raise ValueError("x must not be an empty list of parts")
+    else:
+        raise TypeError("x must be a NumPy array, a DeviceArray or a list of parts, not "
+                        f"{type(x).__name__}")
+    on_host = isinstance(parts[0], np.ndarray)
+    for i, p in enumerate(parts):
+        if on_host and isinstance(p, np.ndarray):
+            parts[i] = _flat_host(p, f"x[{i}]")
+        elif not on_host and isinstance(p, _core.DeviceArray):
+            pass  # C-contiguous: checked by _multi_reduce before anything runs
+        else:
+            raise TypeError(f"x[{i}] must be a {'NumPy array' if on_host else 'DeviceArray'} "
+                            f"like x[0], not {type(p).__name__}")
+        if parts[i].dtype != parts[0].dtype:
+            raise TypeError(f"x[{i}] has dtype {parts[i].dtype}, x[0] {parts[0].dtype}")
+    if not on_host:
+        devices = [p.device for p in parts]
+        if len(set(devices)) != len(devices):
+            raise ValueError(f"the parts of x must each live on a distinct GPU, got {devices}")
+    return parts, on_host, parts[0].dtype
+
+
+def reduce(x, op="sum", gpus=None, comm=None):
+    """The reduce of all the data of x over several GPUs: each GPU reduces its part with the
+    reduce lab's best variant (gl.variants("reduce"), the one variant=None picks), then one
+    NCCL all-reduce combines the GPUs' values. Returns a NumPy scalar.
+
+    x: a NumPy array, split over `gpus` (default: every visible GPU) by partition(): contiguous
+    pieces as even as they come (uneven when the length does not divide); or a list of parts,
+    NumPy arrays (part i on gpus[i]) or DeviceArrays (each on its own GPU; gpus must be None);
+    parts may have different lengths, and empty parts add the op's identity.
+    op: "sum", "min" or "max"; dtypes float32, float64, int32, with gl.reduce's result types
+    (int32 sums are int64). The sum of nothing is 0; min and max of nothing raise ValueError.
+    float sums differ from NumPy's by rounding (another order of additions).
+    One GPU (gpus of one, one part, or one visible GPU): the local reduce alone; NCCL is not
+    opened. comm= (one process per GPU): x is this rank's part (NumPy, or a DeviceArray on
+    comm.device) and the result is the reduce over every rank's part; every rank must call it.
+    Arguments are checked (TypeError, ValueError naming the argument) before anything runs."""
+    op = _op_arg(op, tuple(REDUCE_OPS))
+    parts, on_host, dtype = _reduce_parts(x)
+    if dtype not in REDUCE_DTYPES:
+        raise TypeError(f"x has dtype {dtype}; reduce takes float32, float64 or int32")
+    if comm is not None:
+        if not isinstance(comm, Communicator):
+            raise TypeError(f"comm must be a gl.multi.Communicator, not {type(comm).__name__}")
+        if gpus is not None:
+            raise ValueError("gpus must be None with comm= (the rank's GPU is comm.device)")
+        if len(parts) != 1:
+            raise ValueError(f"with comm=, x is this rank's one part, got {len(parts)}")
+        if not on_host and parts[0].device != comm.device:
+            raise ValueError(f"x lives on device {parts[0].device}, comm on {comm.device}")
+        comm._handle()
+        devices = (comm.device,)
+    elif on_host:
+        if len(parts) == 1:  # one array: split it over the GPUs
+            gpus = _gpus_arg(gpus)
+            flat = parts[0]
+            parts = [flat[a:b] for a, b in partition(flat.size, len(gpus))]
+        else:
+            gpus = _gpus_arg(gpus, count=len(parts) if gpus is None else None)
+            if len(gpus) != len(parts):
+                raise ValueError(f"one part per GPU: {len(parts)} parts, gpus {list(gpus)}")
+        devices = gpus
+    else:
+        if gpus is not None:
+            raise ValueError("gpus must be None when the parts are DeviceArrays (each runs "
+                             "on its own GPU)")
+        devices = tuple(p.device for p in parts)
+    total = sum(p.size for p in parts)
+    if total == 0 and op != "sum":
+        raise ValueError(f"{op} of an empty array (no identity to return)")
+    result = _result_dtype(dtype, op)
+    if comm is None and len(devices) == 1:
+        comms = None  # one GPU: the local reduce alone, no NCCL
+    else:
+        comms = [c._handle() for c in ([comm] if comm is not None else _clique(devices))]
+    variant, block = _best_local_reduce()
+    reduce_op, nccl_op = REDUCE_OPS[op]
+    raw = _core._multi_reduce(comms, devices[0], parts, on_host, REDUCE_DTYPES[dtype], variant,
+                              block, reduce_op, _nccl_type(result), nccl_op,
+                              _identity(result, op))
+    return np.frombuffer(raw[:result.itemsize], result)[0]
+
+
+def _nccl_type(dtype):
+    return NCCL_TYPES[np.dtype(dtype)]
+
+
+# ---------------------------------------------------------------- topology
+
+def _link(i, j, access, atomics):
+    if i == j:
+        return "self"
+    if not access[i][j]:
+        return "host"
+    return "NVLink" if atomics[i][j] else "PCIe"
+
+
+def devices(bandwidth=False, nbytes=256 << 20, repeat=5):
+    """The visible GPUs, one row each (device, name, total_memory in bytes, pci_bus_id,
+    compute_capability, peers: the devices it reaches directly, links: {device: kind}), and in
+    .meta the n x n matrices "p2p_access" (cudaDeviceCanAccessPeer), "link", and
+    "performance_rank" (cudaDevP2PAttrPerformanceRank: lower is faster, relative within one
+    machine).
+
+    The link kind comes from CUDA alone: "NVLink" where peer access comes with native atomics
+    (cudaDevP2PAttrNativeAtomicSupported, which CUDA gives over NVLink, NVSwitch and C2C but not
+    over PCIe), "PCIe" where peer access has no native atomics, "host" where the GPUs cannot
+    reach each other and copies go through host memory. Its limits: it does not count links or
+    tell NVLink generations, an NVSwitch reads as NVLink, and a PCIe fabric with atomics
+    enabled between peers would read as NVLink; `nvidia-smi topo -m` tells the full story.
+
+    bandwidth=True also measures meta["bandwidth_gbps"][i][j]: GB/s (1e9 bytes/s) of an
+    nbytes copy from GPU i to GPU j (cudaMemcpyPeerAsync, peer access enabled where allowed;
+    the diagonal is a copy within the GPU, which reads and writes), the median of `repeat`
+    timed copies after a warm-up. Raises NoDeviceError without a GPU."""
+    if not isinstance(bandwidth, bool):
+        raise TypeError(f"bandwidth must be a bool, not {type(bandwidth).__name__}")
+    nbytes = _int_arg("nbytes", nbytes, 1)
+    repeat = _int_arg("repeat", repeat, 1)
+    count = _core._multi_device_count()
+    access, atomics, rank = _core._multi_topology(count)
+    links = [[_link(i, j, access, atomics) for j in range(count)] for i in range(count)]
+    rows = []
+    for d in range(count):
+        info = _core.device_info(d)
+        rows.append({"device": d, "name": info["name"], "total_memory": info["total_memory"],
+                     "pci_bus_id": info["pci_bus_id"],
+                     "compute_capability": "%d.%d" % tuple(info["compute_capability"]),
+                     "peers": [j for j in range(count) if access[d][j]],
+                     "links": {j: links[d][j] for j in range(count) if j != d}})
+    meta = {"p2p_access": access, "link": links, "performance_rank": rank}
+    if bandwidth:
+        meta.update(bandwidth_gbps=_core._multi_bandwidth(count, nbytes, repeat),
+                    bandwidth_bytes=nbytes, bandwidth_repeat=repeat)
+    return Table(rows, meta=meta)

@@ -1,0 +1,58 @@
+"""The multi lab's own code under the sanitizers: its allocations on each GPU, its copies, and
+the reduce lab's best kernel (variant 12) that it runs on each GPU's part, at the awkward sizes,
+from NumPy parts (which the lab allocates and copies itself, at their exact sizes) and from
+DeviceArray parts made by gl.multi.to_device; each result checked against NumPy.
+
+The partitioned reduce runs on GPU 0 alone (one part: no NCCL), so that no NCCL kernel is put
+before the sanitizer; with --nccl and two GPUs it also runs over every GPU through NCCL.
+See _common.py.
+
+    python3 tools/sanitize/multi.py [--nccl] [--inputs both|device]
+"""
+
+import numpy as np
+
+from _common import KERNEL_SIZES, SIZES, gl, require, start
+
+
+def add_arguments(parser):
+    parser.add_argument("--nccl", action="store_true",
+                        help="also reduce over every GPU through NCCL (needs two GPUs)")
+
+
+def check(got, x, op):
+    if op == "sum" and x.dtype.kind == "f":
+        ref = x.astype(np.float64).sum()
+        bound = np.finfo(x.dtype).eps * (np.log2(x.size + 2) + 2) * np.abs(x).astype(np.float64).sum()
+        return abs(float(got) - ref) <= bound
+    if op == "sum":
+        return got == x.astype(np.int64).sum()
+    return got == (x.min() if op == "min" else x.max())
+
+
+def main():
+    args, rng = start(__doc__, add_arguments)
+    sizes = SIZES if args.inputs == "both" else KERNEL_SIZES
+    gpus = gl._core._multi_device_count()
+    for dtype in (np.float32, np.float64, np.int32):
+        for n in sizes:
+            x = (rng.standard_normal(n) if dtype != np.int32 else
+                 rng.integers(-1000, 1000, n)).astype(dtype)
+            for op in ("sum", "min", "max"):
+                if n == 0 and op != "sum":
+                    continue
+                if args.inputs == "both":
+                    require(check(gl.multi.reduce(x, op, gpus=[0]), x, op),
+                            f"reduce {op} {np.dtype(dtype)} n={n} (NumPy)")
+                require(check(gl.multi.reduce(gl.multi.to_device(x, 0), op), x, op),
+                        f"reduce {op} {np.dtype(dtype)} n={n} (device)")
+                if args.nccl and gpus >= 2:
+                    require(check(gl.multi.reduce(x, op), x, op),
+                            f"reduce {op} {np.dtype(dtype)} n={n} over {gpus} GPUs")
+            require(np.array_equal(gl.multi.to_host(gl.multi.to_device(x, gpus - 1)), x),
+                    f"to_device/to_host n={n} on GPU {gpus - 1}")
+    print("sanitize/multi: the multi lab's copies and local reduces ran and checked out")
+
+
+if __name__ == "__main__":
+    main()

@@ -17,6 +17,7 @@ extern "C" {
 
 /* ---- NCCL, opened at run time (cuda/multi/nccl.cu) ---- */
 #define GLC_NCCL_UNIQUE_ID_BYTES 128
+#define GLC_MULTI_MAX_GPUS 64
 /* Opens the NCCL library at path (a file path or a soname) and looks up the functions gpulab
  * uses. The first library that opens is kept for the life of the process; later calls then
  * return 0 at once, whatever the path. *version: ncclGetVersion's (e.g. 23203 for 2.32.3).
@@ -38,6 +39,8 @@ GLC_API int glc_multi_comm_init_all(int count, const int *devices, glc_multi_com
 GLC_API int glc_multi_comm_init_rank(const void *unique_id, int rank, int world, int device,
                                      glc_multi_comm **comm);
 GLC_API int glc_multi_comm_info(const glc_multi_comm *comm, int *rank, int *world, int *device);
+/* The communicator's stream (its collectives and point-to-point transfers run there). */
+GLC_API int glc_multi_comm_stream(const glc_multi_comm *comm, glc_stream *stream);
 /* Waits for the communicator's stream, then ncclCommDestroy; frees comm. */
 GLC_API int glc_multi_comm_destroy(glc_multi_comm *comm);
 
@@ -68,6 +71,19 @@ enum glc_nccl_op {
 GLC_API int glc_multi_allreduce(int ranks, glc_multi_comm *const *comms, void *const *buffers,
                                 const glc_stream *after, size_t count, int type, int op);
 
+/* One point-to-point transfer of an NCCL group: ncclSend of count elements of type from buffer
+ * to rank peer (send = 1), or ncclRecv into buffer from peer (send = 0), on comm's stream. */
+typedef struct {
+  glc_multi_comm *comm;
+  int peer, send, type;
+  void *buffer;
+  size_t count;
+} glc_multi_transfer;
+/* The transfers in one ncclGroupStart/ncclGroupEnd (every rank of this process that takes part
+ * must be in it), enqueued on their communicators' streams and NOT waited for: the caller
+ * orders them with events. cudaErrorSymbolNotFound when the NCCL in use lacks ncclSend. */
+GLC_API int glc_multi_sendrecv(int count, const glc_multi_transfer *transfers);
+
 /* The partitioned reduce: on each comms[i]'s device, parts[i] (counts[i] elements of dtype, a
  * glc_dtype the reduce lab takes; host memory when on_host, else device memory on that device)
  * is reduced by the reduce lab's glc_reduce(variant, block, reduce_op) into one scalar (an empty
@@ -78,6 +94,38 @@ GLC_API int glc_multi_reduce(int ranks, glc_multi_comm *const *comms, const int 
                              const void *const *parts, const size_t *counts, int on_host, int dtype,
                              int variant, int block, int reduce_op, int result_type, int nccl_op,
                              const void *identity, void *result);
+
+/* ---- Jacobi over slabs of GPUs (cuda/multi/jacobi.cu) ---- */
+enum glc_multi_exchange { GLC_MULTI_EXCHANGE_P2P = 0, GLC_MULTI_EXCHANGE_NCCL = 1 };
+
+typedef struct {
+  size_t sweeps, checks; /* as glc_jacobi_result */
+  int converged;
+  /* Per GPU (index: position in devices), summed over every sweep, from CUDA events:
+   * compute_ms[i] the sweeps on GPU i's compute stream (edge rows and interior), exchange_ms[i]
+   * the halo transfers GPU i issued (p2p: its copies to its neighbours; nccl: its sends and
+   * receives). allreduce_ms: the host clock around each check's combine of the GPUs' maxima
+   * (the sweeps already waited for). total_ms: the host clock around the whole solve, from the
+   * first sweep to the last check (the uploads and the gather excluded). */
+  double compute_ms[GLC_MULTI_MAX_GPUS], exchange_ms[GLC_MULTI_MAX_GPUS];
+  double allreduce_ms, total_ms;
+} glc_multi_jacobi_result;
+
+/* glc_jacobi's solve (cuda/stencil/stencil.h: same grid, sweeps, checks, residuals, tol) with
+ * axis 0 split into count slabs, slab i on devices[i] (rows [starts[i], starts[i+1]) of axis 0,
+ * starts[0] = 0, starts[count] = shape[0], each slab at least one row or plane), each holding a
+ * ghost row or plane on either side, double-buffered. f, u0 and u are host memory (C order, the
+ * whole grid); u receives the solution gathered from the slabs. exchange: enum
+ * glc_multi_exchange; nccl needs comms (count communicators, rank i on devices[i]), p2p needs
+ * peer access between neighbouring devices (enabled here; cudaErrorPeerAccessUnsupported when
+ * absent). overlap: sweep the edge rows first, move the halos while the interior sweeps.
+ * The sweeps are the stencil lab's row/plane-range sweeps (glc_jacobi_sweep2d_rows,
+ * glc_jacobi_sweep3d_planes), so the result is bitwise glc_jacobi's fused variant. */
+GLC_API int glc_multi_jacobi(int count, const int *devices, glc_multi_comm *const *comms,
+                             int exchange, int overlap, int dtype, int ndim, const size_t *shape,
+                             const size_t *starts, double h, size_t max_sweeps, double tol,
+                             size_t check_every, const void *f, const void *u0, void *u,
+                             double *residuals, size_t capacity, glc_multi_jacobi_result *result);
 
 /* ---- device memory on any device (cuda/multi/memory.cu) ---- */
 /* From the device's stream-ordered pool, on the lab's stream for that device; the allocation is

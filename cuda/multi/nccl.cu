@@ -43,6 +43,10 @@ struct NcclApi {
   nccl_result (*comm_destroy)(nccl_comm) = nullptr;
   nccl_result (*all_reduce)(const void *, void *, size_t, int, int, nccl_comm,
                             cudaStream_t) = nullptr;
+  // ncclSend / ncclRecv (NCCL >= 2.7): looked up but not required, so that an older NCCL
+  // still serves the all-reduce; glc_multi_sendrecv says when they are missing.
+  nccl_result (*send)(const void *, size_t, int, int, nccl_comm, cudaStream_t) = nullptr;
+  nccl_result (*recv)(void *, size_t, int, int, nccl_comm, cudaStream_t) = nullptr;
   nccl_result (*group_start)() = nullptr;
   nccl_result (*group_end)() = nullptr;
   const char *(*get_error_string)(nccl_result) = nullptr;
@@ -114,6 +118,8 @@ int glc_nccl_open(const char *path, int *version, char *error, size_t error_size
     dlclose(library);
     return glc_fail(cudaErrorSymbolNotFound, "dlsym(libnccl.so.2)");
   }
+  found.send = reinterpret_cast<decltype(found.send)>(dlsym(library, "ncclSend"));
+  found.recv = reinterpret_cast<decltype(found.recv)>(dlsym(library, "ncclRecv"));
   if (found.get_version(&found.version) != nccl_success) {
     std::snprintf(error, error_size, "ncclGetVersion failed");
     dlclose(library);
@@ -198,6 +204,11 @@ int glc_multi_comm_info(const glc_multi_comm *comm, int *rank, int *world, int *
   *rank = comm->rank;
   *world = comm->world;
   *device = comm->device;
+  return cudaSuccess;
+}
+
+int glc_multi_comm_stream(const glc_multi_comm *comm, glc_stream *stream) {
+  *stream = comm->stream;
   return cudaSuccess;
 }
 
@@ -327,4 +338,25 @@ int glc_multi_reduce(int ranks, glc_multi_comm *const *comms, const int *devices
   }
   if (own) cudaStreamDestroy(own);
   return first;
+}
+
+int glc_multi_sendrecv(int count, const glc_multi_transfer *transfers) {
+  if (!glc_nccl_loaded()) return not_loaded();
+  if (api.send == nullptr || api.recv == nullptr)
+    return glc_fail(cudaErrorSymbolNotFound, "ncclSend/ncclRecv (NCCL older than 2.7)");
+  // One group for every rank of this process: a send and its receive, both enqueued by this
+  // thread, would otherwise each wait for the other.
+  int code = nccl_fail(api.group_start(), "ncclGroupStart");
+  if (code) return code;
+  for (int i = 0; i < count && !code; ++i) {
+    const glc_multi_transfer &t = transfers[i];
+    code =
+        t.send
+            ? nccl_fail(api.send(t.buffer, t.count, t.type, t.peer, t.comm->comm, t.comm->stream),
+                        "ncclSend")
+            : nccl_fail(api.recv(t.buffer, t.count, t.type, t.peer, t.comm->comm, t.comm->stream),
+                        "ncclRecv");
+  }
+  int ended = nccl_fail(api.group_end(), "ncclGroupEnd");
+  return code ? code : ended;
 }

@@ -251,6 +251,97 @@ static PyObject *py_reduce(PyObject *m, PyObject *args) {
   return PyBytes_FromStringAndSize(result, sizeof result);
 }
 
+/* ---- Jacobi over slabs ---- */
+
+/* _multi_jacobi(devices: tuple, comms: list or None, exchange, overlap, f, u0, starts: tuple,
+ *               h, max_sweeps, tol, check_every) -> (u, residuals, sweeps, checks, converged,
+ *               timing dict). f and u0: C-contiguous NumPy arrays of one shape and float dtype;
+ * u comes back as a new NumPy array; residuals a float64 array of ceil(max_sweeps/check_every)
+ * of which the first `checks` are written; timing {"compute_ms": [per GPU], "exchange_ms":
+ * [per GPU], "allreduce_ms", "total_ms"}. gpulab.labs.multi checks every argument first. */
+static PyObject *py_jacobi(PyObject *m, PyObject *args) {
+  PyObject *devices_obj, *comms_obj, *starts_obj;
+  PyArrayObject *f, *u0;
+  int exchange, overlap;
+  double h, tol;
+  unsigned long long max_sweeps, check_every;
+  if (!PyArg_ParseTuple(args, "O!OipO!O!O!dKdK:_multi_jacobi", &PyTuple_Type, &devices_obj,
+                        &comms_obj, &exchange, &overlap, &PyArray_Type, &f, &PyArray_Type, &u0,
+                        &PyTuple_Type, &starts_obj, &h, &max_sweeps, &tol, &check_every))
+    return NULL;
+  int count = (int)PyTuple_GET_SIZE(devices_obj);
+  if (count < 1 || count > GLC_MULTI_MAX_GPUS || PyTuple_GET_SIZE(starts_obj) != count + 1)
+    return PyErr_Format(PyExc_ValueError, "1 to %d devices, count + 1 starts", GLC_MULTI_MAX_GPUS);
+  if (check_every == 0) return PyErr_Format(PyExc_ValueError, "check_every must be >= 1");
+  if (gl_check_host_array((PyObject *)f, "f", -1, 0) < 0 ||
+      gl_check_host_array((PyObject *)u0, "u0", -1, 0) < 0)
+    return NULL;
+  int ndim = PyArray_NDIM(f), dtype = gl_dtype_code(PyArray_DESCR(f));
+  if ((ndim != 2 && ndim != 3) || PyArray_NDIM(u0) != ndim || !PyArray_SAMESHAPE(f, u0) ||
+      gl_dtype_code(PyArray_DESCR(u0)) != dtype || (dtype != GLC_F32 && dtype != GLC_F64))
+    return PyErr_Format(PyExc_ValueError, "f and u0: one 2-D or 3-D float shape and dtype");
+  if (gl_require_gpu(NULL) < 0) return NULL;
+  int devices[GLC_MULTI_MAX_GPUS];
+  size_t starts[GLC_MULTI_MAX_GPUS + 1], shape[3];
+  glc_multi_comm *comms[GLC_MULTI_MAX_GPUS];
+  for (int i = 0; i < count; i++) {
+    devices[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(devices_obj, i));
+    if (devices[i] == -1 && PyErr_Occurred()) return NULL;
+  }
+  for (int i = 0; i <= count; i++) {
+    starts[i] = (size_t)PyLong_AsSize_t(PyTuple_GET_ITEM(starts_obj, i));
+    if (starts[i] == (size_t)-1 && PyErr_Occurred()) return NULL;
+  }
+  for (int a = 0; a < ndim; a++) shape[a] = (size_t)PyArray_DIM(f, a);
+  if (comms_obj != Py_None) {
+    if (!PyList_Check(comms_obj) || PyList_GET_SIZE(comms_obj) != count)
+      return PyErr_Format(PyExc_ValueError, "one communicator per device");
+    if (comms_of(comms_obj, count, comms) < 0) return NULL;
+  }
+  const npy_intp capacity = (npy_intp)(max_sweeps / check_every + (max_sweeps % check_every != 0));
+  PyArrayObject *residuals = (PyArrayObject *)PyArray_ZEROS(1, &capacity, NPY_FLOAT64, 0);
+  PyArrayObject *u =
+      residuals ? (PyArrayObject *)PyArray_NewLikeArray(f, NPY_CORDER, NULL, 0) : NULL;
+  glc_multi_jacobi_result *result = u ? PyMem_Calloc(1, sizeof *result) : NULL;
+  if (!result) {
+    Py_XDECREF(u);
+    Py_XDECREF(residuals);
+    return PyErr_NoMemory();
+  }
+  int code;
+  Py_BEGIN_ALLOW_THREADS
+  code = glc_multi_jacobi(count, devices, comms_obj != Py_None ? comms : NULL, exchange, overlap,
+                          dtype, ndim, shape, starts, h, (size_t)max_sweeps, tol,
+                          (size_t)check_every, PyArray_DATA(f), PyArray_DATA(u0), PyArray_DATA(u),
+                          (double *)PyArray_DATA(residuals), (size_t)capacity, result);
+  Py_END_ALLOW_THREADS
+  PyObject *out = NULL;
+  if (code) {
+    gl_raise_cuda(code);
+  } else {
+    PyObject *compute = PyList_New(count), *exchanged = PyList_New(count);
+    for (int i = 0; compute && exchanged && i < count; i++) {
+      PyList_SET_ITEM(compute, i, PyFloat_FromDouble(result->compute_ms[i]));
+      PyList_SET_ITEM(exchanged, i, PyFloat_FromDouble(result->exchange_ms[i]));
+    }
+    PyObject *timing =
+        compute && exchanged
+            ? Py_BuildValue("{sOsOsdsd}", "compute_ms", compute, "exchange_ms", exchanged,
+                            "allreduce_ms", result->allreduce_ms, "total_ms", result->total_ms)
+            : NULL;
+    if (timing)
+      out =
+          Py_BuildValue("(OOnnON)", u, residuals, (Py_ssize_t)result->sweeps,
+                        (Py_ssize_t)result->checks, result->converged ? Py_True : Py_False, timing);
+    Py_XDECREF(compute);
+    Py_XDECREF(exchanged);
+  }
+  PyMem_Free(result);
+  Py_DECREF(u);
+  Py_DECREF(residuals);
+  return out;
+}
+
 /* ---- arrays on any device ---- */
 
 typedef struct {
@@ -402,6 +493,7 @@ static PyMethodDef multi_methods[] = {
     {"_multi_comm_destroy", py_comm_destroy, METH_O, "Destroys a communicator (idempotent)."},
     {"_multi_allreduce", py_allreduce, METH_VARARGS, "In-place NCCL all-reduce."},
     {"_multi_reduce", py_reduce, METH_VARARGS, "Local reduces, then an all-reduce of scalars."},
+    {"_multi_jacobi", py_jacobi, METH_VARARGS, "Jacobi over slabs of several GPUs."},
     {"_multi_empty", py_empty, METH_VARARGS, "A DeviceArray on any device."},
     {"_multi_copy", py_copy, METH_VARARGS, "A copy between any memories (UVA); waits."},
     {"_multi_topology", py_topology, METH_VARARGS, "P2P access, native atomics, rank."},

@@ -537,3 +537,272 @@ def devices(bandwidth=False, nbytes=256 << 20, repeat=5):
         meta.update(bandwidth_gbps=_core._multi_bandwidth(count, nbytes, repeat),
                     bandwidth_bytes=nbytes, bandwidth_repeat=repeat)
     return Table(rows, meta=meta)
+
+
+# ---------------------------------------------------------------- Jacobi over slabs
+
+EXCHANGES = {"p2p": 0, "nccl": 1}  # enum glc_multi_exchange
+
+
+def slabs(n0, parts):
+    """[(start, stop)] of the rows (2D) or planes (3D) of axis 0 that each of `parts` GPUs owns
+    in gl.multi.jacobi: partition()'s rule (the first n0 % parts slabs one thicker). Every slab
+    must own at least one row or plane: the halo is one deep, so a GPU's ghost row must be its
+    neighbour's own row. Raises ValueError for thinner slabs; one GPU takes any n0."""
+    n0, parts = _int_arg("n0", n0, 0), _int_arg("parts", parts, 1)
+    if parts > 1 and n0 < parts:
+        raise ValueError(f"f: axis 0 has {n0} rows/planes, fewer than the {parts} GPUs: each "
+                         "slab needs at least one (the halo is one row or plane deep); use "
+                         "fewer gpus or a taller grid")
+    return partition(n0, parts)
+
+
+class MultiJacobiResult:
+    """What gl.multi.jacobi returns: gl.jacobi's JacobiResult (u, sweeps, residuals, converged;
+    unpacks as (u, residuals); get()) and where the time went:
+
+    timing: {"total_ms": the host clock around the solve (first sweep to last check, the
+    uploads and the gather excluded), "compute_ms" and "exchange_ms": the slowest GPU's sum of
+    its sweeps and of its halo transfers (CUDA events on its compute and copy streams; with
+    overlap they run at once, so they may add up to more than total_ms), "allreduce_ms": the
+    host clock around the checks' combines of the GPUs' residuals, "compute_ms_per_gpu",
+    "exchange_ms_per_gpu"}; gpus, exchange, overlap, slabs: how it ran."""
+
+    def __init__(self, result, timing, gpus, exchange, overlap, bounds):
+        self.u, self.sweeps = result.u, result.sweeps
+        self.residuals, self.converged = result.residuals, result.converged
+        self.timing, self.gpus, self.exchange = timing, gpus, exchange
+        self.overlap, self.slabs = overlap, bounds
+
+    def __iter__(self):
+        return iter((self.u, self.residuals))
+
+    def get(self):
+        """The same result with u copied to the host."""
+        from .stencil import JacobiResult
+        u = self.u.get() if hasattr(self.u, "get") else self.u
+        return MultiJacobiResult(JacobiResult(u, self.sweeps, self.residuals, self.converged),
+                                 self.timing, self.gpus, self.exchange, self.overlap, self.slabs)
+
+    def __repr__(self):
+        t = self.timing
+        return (f"MultiJacobiResult(sweeps={self.sweeps}, checks={len(self.residuals)}, "
+                f"converged={self.converged}, gpus={list(self.gpus)}, exchange={self.exchange!r}, "
+                f"overlap={self.overlap}, total_ms={t['total_ms']:.3f})")
+
+
+def _grid_arg(x, name):
+    """(NumPy array, was a DeviceArray): a 2-D or 3-D float32/float64 C-contiguous grid."""
+    on_device = isinstance(x, _core.DeviceArray)
+    if not on_device and not isinstance(x, np.ndarray):
+        raise TypeError(f"{name} must be a NumPy array or a gpulab.DeviceArray, not "
+                        f"{type(x).__name__}")
+    if len(x.shape) not in (2, 3):
+        raise ValueError(f"{name} must be 2-D or 3-D, got shape {tuple(x.shape)}")
+    if np.dtype(x.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise TypeError(f"{name} has dtype {x.dtype}; jacobi takes float32 or float64")
+    if not on_device and not x.flags.c_contiguous:
+        raise ValueError(f"{name} must be C-contiguous")
+    return x, on_device
+
+
+def _peer_access_checked(gpus):
+    """Raises ValueError naming exchange when neighbouring GPUs cannot reach each other."""
+    access, _, _ = _core._multi_topology(max(gpus) + 1)
+    for a, b in zip(gpus, gpus[1:]):
+        if not (access[a][b] and access[b][a]):
+            raise ValueError(f"exchange='p2p' needs peer access between neighbouring GPUs; "
+                             f"GPUs {a} and {b} have none (cudaDeviceCanAccessPeer): use "
+                             "exchange='nccl'")
+
+
+def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, gpus=None, exchange="p2p",
+           overlap=True):
+    """gl.jacobi on several GPUs: the same solve (-laplace_h(u) = f, Dirichlet faces from u0,
+    sweeps, checks every `check_every` sweeps and after the last, `tol`) with the grid split
+    along axis 0 into slabs (slabs(): as even as they come, uneven allowed, at least one row or
+    plane each), slab i on gpus[i] (default: every visible GPU) with a ghost row/plane on either
+    side. Returns a MultiJacobiResult: gl.jacobi's fields, bitwise equal to
+    gl.jacobi(f, ..., variant="fused") (each cell gets the same arithmetic: the sweeps are the
+    stencil lab's row/plane-range sweeps), plus `timing`. u comes back where f was (NumPy, or a
+    DeviceArray on gpulab's device 0).
+
+    exchange: how the halos travel each sweep: "p2p" (cudaMemcpyPeerAsync between neighbouring
+    GPUs, which need peer access; ValueError otherwise) or "nccl" (ncclSend/ncclRecv in one
+    group). overlap=True: each GPU sweeps its two edge rows first, then its interior while the
+    halos travel (S3 10.1); False: the whole slab, then the exchange. The residual at a check:
+    each GPU's max |u_new - u| of the checked sweep, combined exactly (p2p: read on the host,
+    the max taken there; nccl: NCCL's max all-reduce), scaled by 2 ndim / h^2 as gl.jacobi does.
+    One GPU: no exchange, no NCCL opened, whatever `exchange` says.
+    Arguments are checked (ValueError, TypeError naming the argument) before any GPU work."""
+    from .stencil import JacobiResult, _jacobi_checked, _jacobi_sweeps
+    if not isinstance(exchange, str) or exchange not in EXCHANGES:
+        raise ValueError(f"exchange must be 'p2p' or 'nccl', got {exchange!r}")
+    if not isinstance(overlap, bool):
+        raise TypeError(f"overlap must be a bool, not {type(overlap).__name__}")
+    f, f_on_device = _grid_arg(f, "f")
+    if u0 is not None:
+        u0, _ = _grid_arg(u0, "u0")
+        if tuple(u0.shape) != tuple(f.shape) or np.dtype(u0.dtype) != np.dtype(f.dtype):
+            raise ValueError(f"u0 must have f's shape {tuple(f.shape)} and dtype {f.dtype}, got "
+                             f"{tuple(u0.shape)} {u0.dtype}")
+    h, check_every = _jacobi_checked(f, u0, h, iters, tol, check_every)
+    sweeps = int(_jacobi_sweeps(f, u0, h, iters, tol))
+    gpus = _gpus_arg(gpus)  # None: every visible GPU (NoDeviceError without one)
+    bounds = slabs(f.shape[0], len(gpus))
+    host_f = to_host(f) if f_on_device else f
+    if u0 is None:
+        host_u0 = np.zeros(f.shape, f.dtype)
+    else:
+        host_u0 = to_host(u0) if isinstance(u0, _core.DeviceArray) else u0
+    comms = None
+    if len(gpus) > 1:
+        if exchange == "p2p":
+            _peer_access_checked(gpus)
+        else:
+            comms = [c._handle() for c in _clique(gpus)]
+    starts = tuple(a for a, _ in bounds) + (f.shape[0],)
+    u, residuals, done, checks, converged, timing = _core._multi_jacobi(
+        gpus, comms, EXCHANGES[exchange], overlap, host_f, host_u0, starts, float(h), sweeps,
+        float(tol) if tol is not None else 0.0, int(check_every))
+    if f_on_device:
+        from .. import to_device as to_gpulab_device
+        u = to_gpulab_device(u)
+    timing["compute_ms_per_gpu"] = timing.pop("compute_ms")
+    timing["exchange_ms_per_gpu"] = timing.pop("exchange_ms")
+    timing["compute_ms"] = max(timing["compute_ms_per_gpu"])
+    timing["exchange_ms"] = max(timing["exchange_ms_per_gpu"])
+    result = JacobiResult(u, done, residuals[:checks].copy(), converged)
+    return MultiJacobiResult(result, timing, gpus, exchange, overlap, bounds)
+
+
+# ---------------------------------------------------------------- scaling
+
+COMPONENTS = ("compute_ms", "exchange_ms", "allreduce_ms")
+
+
+def weak_size(size, gpus):
+    """The problem weak scaling gives `gpus` GPUs when one GPU gets `size`: a shape (tuple or
+    list) with axis 0 (the slab axis) times gpus, else the number size * gpus."""
+    if isinstance(size, (tuple, list)):
+        return (size[0] * gpus,) + tuple(size[1:])
+    return size * gpus
+
+
+def _timing_of(returned, elapsed_ms):
+    """{"total_ms", and each of COMPONENTS it reports} of one call of scaling()'s fn."""
+    timing = getattr(returned, "timing", returned)
+    if isinstance(timing, dict):
+        out = {k: float(timing[k]) for k in ("total_ms",) + COMPONENTS if timing.get(k) is not None}
+        out.setdefault("total_ms", elapsed_ms)
+        return out
+    if returned is None:
+        return {"total_ms": elapsed_ms}
+    raise TypeError("fn must return None, a dict of times in ms (total_ms, compute_ms, "
+                    "exchange_ms, allreduce_ms) or an object with such a .timing (a "
+                    f"MultiJacobiResult), not {type(returned).__name__}")
+
+
+def scaling(fn, sizes, gpus=(1, 2), mode="strong", trials=5, warmup=1):
+    """Strong or weak scaling of fn over GPU counts, as a Table (one row per size and count)
+    with a .plot().
+
+    The contract: fn(size, gpus=N) runs the work once on N GPUs and returns either a
+    MultiJacobiResult (its .timing is used: total_ms and the components compute_ms,
+    exchange_ms, allreduce_ms, all from the solve itself), a dict with those keys (any
+    subset; total_ms missing: the harness's clock), or None (the harness times the call with
+    time.perf_counter, and no components). It is called `warmup` times untimed, then `trials`
+    times; every time in the table is the median over the trials.
+
+    mode="strong": the same `size` for every N; S(N) = T(1) / T(N), E(N) = S(N) / N.
+    mode="weak": `size` is one GPU's share: fn gets weak_size(size, N) (axis 0 of a shape
+    times N: the slab axis; a number times N); E(N) = T(1) / T(N) (1 is perfect) and
+    S(N) = N E(N), the scaled speedup. gpus must include 1 (the baseline)."""
+    import time
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, not {type(fn).__name__}")
+    if mode not in ("strong", "weak"):
+        raise ValueError(f"mode must be 'strong' or 'weak', got {mode!r}")
+    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
+        raise TypeError(f"sizes must be a list of sizes, not {type(sizes).__name__}")
+    sizes = list(sizes)
+    if not sizes:
+        raise ValueError("sizes must not be empty")
+    if isinstance(gpus, (str, bytes)) or not hasattr(gpus, "__iter__"):
+        raise TypeError(f"gpus must be a list of GPU counts, not {type(gpus).__name__}")
+    counts = [_int_arg("gpus[i]", n, 1) for n in gpus]
+    if 1 not in counts:
+        raise ValueError(f"gpus must include 1 (the baseline T(1)), got {counts}")
+    if len(set(counts)) != len(counts):
+        raise ValueError(f"gpus must be distinct, got {counts}")
+    counts.sort()
+    trials = _int_arg("trials", trials, 1)
+    warmup = _int_arg("warmup", warmup, 0)
+    rows = []
+    for size in sizes:
+        baseline = None
+        for n in counts:
+            given = weak_size(size, n) if mode == "weak" else size
+            samples = []
+            for k in range(warmup + trials):
+                start = time.perf_counter()
+                returned = fn(given, gpus=n)
+                elapsed_ms = (time.perf_counter() - start) * 1e3
+                if k >= warmup:
+                    samples.append(_timing_of(returned, elapsed_ms))
+            row = {"size": size, "gpus": n, "problem": given, "mode": mode}
+            for key in ("total_ms",) + COMPONENTS:
+                values = [s[key] for s in samples if key in s]
+                row[key] = float(np.median(values)) if len(values) == len(samples) else None
+            if n == 1:
+                baseline = row["total_ms"]
+            ratio = baseline / row["total_ms"] if row["total_ms"] > 0 else float("inf")
+            row["speedup"] = ratio if mode == "strong" else n * ratio
+            row["efficiency"] = row["speedup"] / n
+            rows.append(row)
+    meta = {"mode": mode, "trials": trials, "warmup": warmup, "gpus": counts, "sizes": sizes,
+            "statistic": "median", "time": "ms",
+            "speedup": "T(1)/T(N)" if mode == "strong" else "N T(1)/T(N)",
+            "efficiency": "S(N)/N"}
+    return ScalingTable(rows, meta)
+
+
+class ScalingTable(Table):
+    """scaling()'s Table, with plot()."""
+
+    def plot(self, ax=None):
+        """Speedup (left) and the component times (right, stacked bars per size and GPU
+        count) with matplotlib; returns the figure. Needs matplotlib."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as e:
+            raise ImportError("ScalingTable.plot() needs matplotlib, which is not installed: "
+                              "pip install matplotlib (the numbers are in the Table itself)") from e
+        if ax is None:
+            fig, (ax_speed, ax_parts) = plt.subplots(1, 2, figsize=(11, 4))
+        else:
+            ax_speed, ax_parts = ax
+            fig = ax_speed.figure
+        counts = self.meta["gpus"]
+        for size in self.meta["sizes"]:
+            rows = [r for r in self if r["size"] == size]
+            ax_speed.plot([r["gpus"] for r in rows], [r["speedup"] for r in rows], "o-",
+                          label=f"{size}")
+        ax_speed.plot(counts, counts, "k:", label="ideal")
+        ax_speed.set_xlabel("GPUs")
+        ax_speed.set_ylabel("speedup " + self.meta["speedup"])
+        ax_speed.set_title(f"{self.meta['mode']} scaling")
+        ax_speed.legend()
+        labels = [f"{r['size']}\n{r['gpus']} GPU" for r in self]
+        bottom = np.zeros(len(self))
+        for key in COMPONENTS:
+            values = np.array([r[key] or 0.0 for r in self])
+            if values.any():
+                ax_parts.bar(labels, values, bottom=bottom, label=key[:-3])
+                bottom += values
+        ax_parts.plot(labels, [r["total_ms"] for r in self], "kD", label="total (wall)")
+        ax_parts.set_ylabel("ms (median)")
+        ax_parts.set_title("where the time goes (with overlap the parts run at once)")
+        ax_parts.legend()
+        fig.tight_layout()
+        return fig

@@ -247,6 +247,22 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, variant=None
     Dirichlet boundaries the update's max-norm never grows from check to check.
     `variant`: None (the best where it runs; on the GPU "temporal" for 2D, "fused" for 3D), an id
     or a name from ``gl.variants("jacobi")``. `depth`: sweeps per launch of "temporal"."""
+    h, check_every = _jacobi_checked(f, u0, h, iters, tol, check_every)
+    ndim = len(getattr(f, "shape", ()))
+    if variant is None and ndim == 3 and (not isinstance(f, np.ndarray) or _gpu()):
+        variant = "fused"  # temporal blocking is 2D only
+    if u0 is None and ndim in (2, 3):
+        u0 = _zeros_like(f, stream)
+    sweeps = int(_jacobi_sweeps(f, u0, h, iters, tol))
+    u, residuals, done, checks, converged = _core.jacobi(
+        f, u0, float(h), sweeps, float(tol) if tol is not None else 0.0, int(check_every),
+        variant, stream, depth)
+    return JacobiResult(u, done, residuals[:checks].copy(), converged)
+
+
+def _jacobi_checked(f, u0, h, iters, tol, check_every):
+    """(h, check_every) of gl.jacobi's arguments, each checked (ValueError naming it); also what
+    gl.multi.jacobi checks, so that both refuse the same things."""
     if iters is None and tol is None:
         raise ValueError("iters or tol (or both) must be given")
     if iters is not None and (isinstance(iters, bool) or not isinstance(iters, (int, np.integer))
@@ -270,16 +286,7 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, variant=None
     if checks > MAX_CHECKS:
         raise ValueError(f"check_every: {checks} checks would be kept; at most {MAX_CHECKS} "
                          "(raise check_every)")
-    ndim = len(getattr(f, "shape", ()))
-    if variant is None and ndim == 3 and (not isinstance(f, np.ndarray) or _gpu()):
-        variant = "fused"  # temporal blocking is 2D only
-    if u0 is None and ndim in (2, 3):
-        u0 = _zeros_like(f, stream)
-    sweeps = int(_jacobi_sweeps(f, u0, h, iters, tol))
-    u, residuals, done, checks, converged = _core.jacobi(
-        f, u0, float(h), sweeps, float(tol) if tol is not None else 0.0, int(check_every),
-        variant, stream, depth)
-    return JacobiResult(u, done, residuals[:checks].copy(), converged)
+    return h, check_every
 
 
 def _gpu():

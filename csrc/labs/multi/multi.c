@@ -302,6 +302,8 @@ static PyObject *py_jacobi(PyObject *m, PyObject *args) {
   PyArrayObject *residuals = (PyArrayObject *)PyArray_ZEROS(1, &capacity, NPY_FLOAT64, 0);
   PyArrayObject *u =
       residuals ? (PyArrayObject *)PyArray_NewLikeArray(f, NPY_CORDER, NULL, 0) : NULL;
+  /* poisoned (every byte 0xff: NaN in either dtype) so that a row the gather missed shows */
+  if (u) memset(PyArray_DATA(u), 0xff, (size_t)PyArray_NBYTES(u));
   glc_multi_jacobi_result *result = u ? PyMem_Calloc(1, sizeof *result) : NULL;
   if (!result) {
     Py_XDECREF(u);

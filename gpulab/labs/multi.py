@@ -41,6 +41,7 @@ import numpy as np
 
 from .. import _core
 from ..table import Table
+from .stencil import JacobiResult
 
 # gl.devices at gpulab's top level; the rest is reached as gl.multi.*.
 EXPORTS = ("devices",)
@@ -557,9 +558,9 @@ def slabs(n0, parts):
     return partition(n0, parts)
 
 
-class MultiJacobiResult:
-    """What gl.multi.jacobi returns: gl.jacobi's JacobiResult (u, sweeps, residuals, converged;
-    unpacks as (u, residuals); get()) and where the time went:
+class MultiJacobiResult(JacobiResult):
+    """What gl.multi.jacobi returns: a gl.JacobiResult (u, sweeps, residuals, converged;
+    unpacks as (u, residuals); get()) that also says where the time went:
 
     timing: {"total_ms": the host clock around the solve (first sweep to last check, the
     uploads and the gather excluded), "compute_ms" and "exchange_ms": the slowest GPU's sum of
@@ -568,27 +569,22 @@ class MultiJacobiResult:
     host clock around the checks' combines of the GPUs' residuals, "compute_ms_per_gpu",
     "exchange_ms_per_gpu"}; gpus, exchange, overlap, slabs: how it ran."""
 
-    def __init__(self, result, timing, gpus, exchange, overlap, bounds):
-        self.u, self.sweeps = result.u, result.sweeps
-        self.residuals, self.converged = result.residuals, result.converged
+    def __init__(self, u, sweeps, residuals, converged, timing, gpus, exchange, overlap,
+                 bounds):
+        super().__init__(u, sweeps, residuals, converged)
         self.timing, self.gpus, self.exchange = timing, gpus, exchange
         self.overlap, self.slabs = overlap, bounds
 
-    def __iter__(self):
-        return iter((self.u, self.residuals))
-
     def get(self):
         """The same result with u copied to the host."""
-        from .stencil import JacobiResult
         u = self.u.get() if hasattr(self.u, "get") else self.u
-        return MultiJacobiResult(JacobiResult(u, self.sweeps, self.residuals, self.converged),
-                                 self.timing, self.gpus, self.exchange, self.overlap, self.slabs)
+        return MultiJacobiResult(u, self.sweeps, self.residuals, self.converged, self.timing,
+                                 self.gpus, self.exchange, self.overlap, self.slabs)
 
     def __repr__(self):
-        t = self.timing
         return (f"MultiJacobiResult(sweeps={self.sweeps}, checks={len(self.residuals)}, "
                 f"converged={self.converged}, gpus={list(self.gpus)}, exchange={self.exchange!r}, "
-                f"overlap={self.overlap}, total_ms={t['total_ms']:.3f})")
+                f"overlap={self.overlap}, total_ms={self.timing['total_ms']:.3f})")
 
 
 def _grid_arg(x, name):
@@ -635,7 +631,7 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, gpus=None, e
     the max taken there; nccl: NCCL's max all-reduce), scaled by 2 ndim / h^2 as gl.jacobi does.
     One GPU: no exchange, no NCCL opened, whatever `exchange` says.
     Arguments are checked (ValueError, TypeError naming the argument) before any GPU work."""
-    from .stencil import JacobiResult, _jacobi_checked, _jacobi_sweeps
+    from .stencil import _jacobi_checked, _jacobi_sweeps
     if not isinstance(exchange, str) or exchange not in EXCHANGES:
         raise ValueError(f"exchange must be 'p2p' or 'nccl', got {exchange!r}")
     if not isinstance(overlap, bool):
@@ -672,8 +668,8 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, gpus=None, e
     timing["exchange_ms_per_gpu"] = timing.pop("exchange_ms")
     timing["compute_ms"] = max(timing["compute_ms_per_gpu"])
     timing["exchange_ms"] = max(timing["exchange_ms_per_gpu"])
-    result = JacobiResult(u, done, residuals[:checks].copy(), converged)
-    return MultiJacobiResult(result, timing, gpus, exchange, overlap, bounds)
+    return MultiJacobiResult(u, done, residuals[:checks].copy(), converged, timing, gpus,
+                             exchange, overlap, bounds)
 
 
 # ---------------------------------------------------------------- scaling

@@ -78,6 +78,20 @@ def test_slabs_thinner_than_one_row_are_refused():
         mg.slabs(3, 4)
 
 
+def test_the_result_is_a_jacobi_result_with_timing():
+    u, residuals = np.arange(6.0).reshape(2, 3), np.array([0.5])
+    r = mg.MultiJacobiResult(u, 4, residuals, True, {"total_ms": 2.0}, (0, 1), "nccl", False,
+                             [(0, 1), (1, 2)])
+    assert isinstance(r, gl.JacobiResult)
+    got_u, got_residuals = r  # unpacks as gl.jacobi's
+    assert got_u is u and got_residuals is residuals
+    copy = r.get()
+    assert isinstance(copy, mg.MultiJacobiResult) and copy.timing == {"total_ms": 2.0}
+    assert (copy.gpus, copy.exchange, copy.overlap, copy.slabs) == ((0, 1), "nccl", False,
+                                                                   [(0, 1), (1, 2)])
+    assert "exchange='nccl'" in repr(r)
+
+
 @nogpu
 def test_without_a_gpu_jacobi_raises_nodeviceerror():
     with pytest.raises(gl.NoDeviceError):
@@ -191,6 +205,7 @@ def single_gpu(f, u0, h, iters=None, tol=None, check_every=50):
 
 
 def assert_bitwise(got, ref):
+    assert isinstance(got, gl.JacobiResult)
     assert got.sweeps == ref.sweeps and got.converged == ref.converged
     assert got.u.dtype == ref.u.dtype and got.u.shape == ref.u.shape
     assert got.u.tobytes() == ref.u.tobytes(), np.argwhere(got.u != ref.u)[:5]

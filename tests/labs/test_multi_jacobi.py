@@ -309,6 +309,7 @@ def test_zero_sweeps_return_u0_and_an_empty_grid_runs():
 @pytest.mark.gpu
 def test_scaling_of_the_real_solve_reports_its_components():
     need_gpus(2, "scaling over two GPUs")
+    need_exchange("p2p", "scaling over two GPUs")
     f, u0 = problem((258, 256), np.float32)
 
     def run(size, gpus):

@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "cuda/core/errors.cuh"
-#include "cuda/core/launch.cuh"
 #include "cuda/stencil/stencil.h"
 #include "device_guard.cuh"
 #include "multi.h"

@@ -6,6 +6,8 @@ float32 and float64, p2p and nccl, overlap on and off, uneven slabs; with one GP
 degenerate partition runs without NCCL. The tests that need two GPUs skip, saying what they
 could not check."""
 
+import os
+import shutil
 import subprocess
 import sys
 
@@ -90,6 +92,24 @@ def test_the_result_is_a_jacobi_result_with_timing():
     assert (copy.gpus, copy.exchange, copy.overlap, copy.slabs) == ((0, 1), "nccl", False,
                                                                    [(0, 1), (1, 2)])
     assert "exchange='nccl'" in repr(r)
+
+
+EMULATOR = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "emulate",
+                        "multi_jacobi.py")
+
+
+@pytest.mark.skipif(not shutil.which("g++") or not os.path.isfile(
+    os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include", "cuda_runtime.h")),
+    reason="needs g++ and the CUDA headers")
+def test_the_slab_orchestration_emulated_on_the_cpu():
+    """cuda/multi/jacobi.cu itself, compiled by g++ against CPU stand-ins for the CUDA runtime,
+    the stencil lab's sweeps and NCCL (tools/emulate/multi_jacobi.py): on 1 to 4 emulated GPUs,
+    p2p and nccl, overlap on and off, 2D and 3D, both dtypes, uneven and one-row slabs, u and
+    the residuals byte for byte against the whole grid, no write outside an allocation, every
+    call on its memory's device. The slab arithmetic without a GPU; not the hardware's order."""
+    done = subprocess.run([sys.executable, EMULATOR], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and ", 0 failures" in done.stdout, done.stdout + done.stderr
 
 
 @nogpu

@@ -1,0 +1,39 @@
+"""Runs the multi-GPU Jacobi's own orchestration (cuda/multi/jacobi.cu, compiled as it is) on
+the CPU through the host emulation in multi_jacobi_host.cpp: the CUDA runtime, the stencil
+lab's row/plane-range sweeps and NCCL's send/recv and all-reduce stand in as CPU functions,
+every stream running its work at once. 1 to 4 "GPUs", p2p and nccl, overlap on and off, 2D and
+3D, float32 and float64, 0 to 12 sweeps, uneven and one-row slabs, tol; each case byte for byte
+against the whole grid swept by the same CPU sweep, with guard bytes around every allocation
+and every call checked to run on its memory's device. A check of the slabs' index arithmetic,
+halo rows, checks and gather without a GPU; not of the events' ordering on real hardware.
+Needs g++ and the CUDA headers; exits non-zero when a case is wrong.
+
+    python3 tools/emulate/multi_jacobi.py
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def main():
+    cxx = shutil.which(os.environ.get("CXX", "g++"))
+    include = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
+    if not cxx or not os.path.isfile(os.path.join(include, "cuda_runtime.h")):
+        sys.exit("emulate: needs g++ and the CUDA headers (CUDA_HOME)")
+    with tempfile.TemporaryDirectory() as work:
+        exe = os.path.join(work, "multi_jacobi_host")
+        subprocess.run([cxx, "-std=c++17", "-O1", "-w", f"-I{include}", f"-I{ROOT}",
+                        "-x", "c++", os.path.join(ROOT, "cuda", "multi", "jacobi.cu"),
+                        "-x", "c++", os.path.join(HERE, "multi_jacobi_host.cpp"), "-o", exe],
+                       check=True)
+        return subprocess.run([exe]).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,444 @@
+// Host emulation of the multi-GPU Jacobi's orchestration (cuda/multi/jacobi.cu), for machines
+// without a GPU: jacobi.cu itself is compiled by g++ against the functions below, which stand in
+// for the CUDA runtime (every stream runs its work at once, in the order it is issued: one legal
+// schedule, not the races), the stencil lab's row/plane-range sweeps (a CPU sweep with the same
+// contract) and NCCL (sends matched to receives inside a group; a max all-reduce). It checks the
+// slabs' index arithmetic, the halo rows each way, the residual checks, tol and the gather: each
+// case against one grid swept whole by the same CPU sweep, byte for byte. Every allocation has
+// guard bytes on both sides, checked when freed; every sweep, memset and event record is checked
+// to run on its memory's and stream's device. Not emulated: timing, the hardware's concurrency.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "cuda/multi/multi.h"
+#include "cuda/stencil/stencil.h"
+
+namespace {
+
+int failures = 0;
+void fail(const char *what) {
+  std::fprintf(stderr, "emulate: %s\n", what);
+  ++failures;
+}
+
+thread_local int current_device = 0;
+bool peer_access = true;
+constexpr size_t guard_bytes = 64;
+constexpr unsigned char guard_value = 0xab;
+
+struct allocation {
+  int device;
+  size_t bytes;
+};
+std::map<char *, allocation> allocations;  // user pointer -> where and how big
+
+struct stream_record {
+  int device;
+};
+struct event_record {
+  int device;
+};
+
+int device_of(const void *p) {
+  auto it = allocations.upper_bound(static_cast<char *>(const_cast<void *>(p)));
+  if (it == allocations.begin()) return -1;
+  --it;
+  const char *c = static_cast<const char *>(p);
+  return c < it->first + it->second.bytes ? it->second.device : -1;
+}
+
+int stream_device(cudaStream_t s) { return reinterpret_cast<stream_record *>(s)->device; }
+
+}  // namespace
+
+// ---- the CUDA runtime, as the emulation runs it ----
+extern "C" {
+cudaError_t cudaGetDevice(int *device) {
+  *device = current_device;
+  return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int device) {
+  current_device = device;
+  return cudaSuccess;
+}
+cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int) {
+  *s = reinterpret_cast<cudaStream_t>(new stream_record{current_device});
+  return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  delete reinterpret_cast<stream_record *>(s);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaEventCreate(cudaEvent_t *e) {
+  *e = reinterpret_cast<cudaEvent_t>(new event_record{current_device});
+  return cudaSuccess;
+}
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int) { return cudaEventCreate(e); }
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  delete reinterpret_cast<event_record *>(e);
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
+  if (reinterpret_cast<event_record *>(e)->device != stream_device(s))
+    fail("an event recorded on another device's stream");
+  if (current_device != stream_device(s)) fail("cudaEventRecord off the stream's device");
+  return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t) {
+  *ms = 0.0f;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t, unsigned int) {
+  if (current_device != stream_device(s)) fail("cudaStreamWaitEvent off the stream's device");
+  return cudaSuccess;
+}
+cudaError_t cudaMalloc(void **p, size_t bytes) {
+  char *base = static_cast<char *>(std::malloc(bytes + 2 * guard_bytes));
+  std::memset(base, guard_value, bytes + 2 * guard_bytes);
+  char *user = base + guard_bytes;
+  std::memset(user, 0x7f, bytes);  // not zero: a row nobody wrote shows
+  allocations[user] = {current_device, bytes};
+  *p = user;
+  return cudaSuccess;
+}
+cudaError_t cudaFree(void *p) {
+  auto it = allocations.find(static_cast<char *>(p));
+  if (it == allocations.end()) {
+    fail("cudaFree of an unknown pointer");
+    return cudaErrorInvalidValue;
+  }
+  char *user = it->first;
+  for (size_t i = 0; i < guard_bytes; ++i)
+    if (user[-1 - static_cast<long>(i)] != static_cast<char>(guard_value) ||
+        user[it->second.bytes + i] != static_cast<char>(guard_value)) {
+      fail("a write outside an allocation (guard bytes changed)");
+      break;
+    }
+  std::free(user - guard_bytes);
+  allocations.erase(it);
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind) {
+  std::memcpy(dst, src, bytes);
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src, int src_device,
+                                size_t bytes, cudaStream_t s) {
+  if (device_of(dst) != dst_device || device_of(src) != src_device)
+    fail("cudaMemcpyPeerAsync: a pointer not on the device named");
+  if (device_of(static_cast<char *>(dst) + bytes - 1) != dst_device ||
+      device_of(static_cast<const char *>(src) + bytes - 1) != src_device)
+    fail("cudaMemcpyPeerAsync past an allocation's end");
+  if (stream_device(s) != src_device) fail("a halo copy issued on another device's stream");
+  std::memcpy(dst, src, bytes);
+  return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s) {
+  if (device_of(p) != stream_device(s)) fail("cudaMemsetAsync on another device's stream");
+  std::memset(p, value, bytes);
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceCanAccessPeer(int *can, int, int) {
+  *can = peer_access;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceEnablePeerAccess(int, unsigned int) { return cudaSuccess; }
+}
+
+int glc_fail(int code, const char *) { return code; }
+
+// ---- NCCL as the emulation runs it ----
+struct glc_multi_comm {
+  int rank;
+  cudaStream_t stream;
+};
+
+extern "C" {
+int glc_multi_comm_stream(const glc_multi_comm *comm, glc_stream *stream) {
+  *stream = comm->stream;
+  return cudaSuccess;
+}
+int glc_multi_sendrecv(int count, const glc_multi_transfer *transfers) {
+  for (int i = 0; i < count; ++i) {
+    const glc_multi_transfer &recv = transfers[i];
+    if (recv.send) continue;
+    int matched = 0;
+    for (int j = 0; j < count; ++j) {
+      const glc_multi_transfer &send = transfers[j];
+      if (!send.send || send.comm->rank != recv.peer || send.peer != recv.comm->rank) continue;
+      if (send.count != recv.count || send.type != recv.type) fail("send and receive differ");
+      const size_t bytes = recv.count * (recv.type == GLC_NCCL_F64 ? 8 : 4);
+      if (device_of(recv.buffer) < 0 ||
+          device_of(static_cast<char *>(recv.buffer) + bytes - 1) < 0 ||
+          device_of(send.buffer) < 0 || device_of(static_cast<char *>(send.buffer) + bytes - 1) < 0)
+        fail("a transfer outside an allocation");
+      std::memcpy(recv.buffer, send.buffer, bytes);
+      ++matched;
+    }
+    if (matched != 1) fail("a receive without exactly one matching send");
+  }
+  return cudaSuccess;
+}
+int glc_multi_allreduce(int ranks, glc_multi_comm *const *, void *const *buffers,
+                        const glc_stream *, size_t count, int type, int op) {
+  if (op != GLC_NCCL_MAX || count != 1) fail("the residual all-reduce is one max");
+  if (type == GLC_NCCL_F64) {
+    double m = *static_cast<double *>(buffers[0]);
+    for (int i = 1; i < ranks; ++i) m = std::fmax(m, *static_cast<double *>(buffers[i]));
+    for (int i = 0; i < ranks; ++i) *static_cast<double *>(buffers[i]) = m;
+  } else {
+    float m = *static_cast<float *>(buffers[0]);
+    for (int i = 1; i < ranks; ++i) m = std::fmax(m, *static_cast<float *>(buffers[i]));
+    for (int i = 0; i < ranks; ++i) *static_cast<float *>(buffers[i]) = m;
+  }
+  return cudaSuccess;
+}
+}
+
+// ---- the stencil lab's sweeps, on the CPU, with their contract ----
+namespace {
+
+template <typename T>
+int sweep(const T *u, T *u_new, const T *f, size_t planes, size_t rows, size_t cols, size_t begin,
+          size_t end, double h2, T *residual_max, bool three_d) {
+  const size_t outer = three_d ? planes : rows;
+  if (begin < 1 || end < begin || end > outer - 1) {
+    fail("a sweep's range outside [1, n - 1)");
+    return cudaErrorInvalidValue;
+  }
+  const T h = static_cast<T>(h2);
+  const size_t plane = rows * cols;
+  T largest = 0;
+  for (size_t z = begin; z < end; ++z) {
+    const size_t y0 = three_d ? 1 : z, y1 = three_d ? rows - 1 : z + 1;
+    for (size_t y = y0; y < y1; ++y)
+      for (size_t x = 1; x + 1 < cols; ++x) {
+        const size_t at = three_d ? z * plane + y * cols + x : y * cols + x;
+        T value;
+        if (three_d)
+          value = (u[at - plane] + u[at + plane] + u[at - cols] + u[at + cols] + u[at - 1] +
+                   u[at + 1] + h * f[at]) /
+                  T(6);
+        else
+          value = (u[at - cols] + u[at + cols] + u[at - 1] + u[at + 1] + h * f[at]) * T(0.25);
+        u_new[at] = value;
+        const T d = std::fabs(value - u[at]);
+        largest = std::isnan(largest) || std::isnan(d) ? d + largest : (d > largest ? d : largest);
+      }
+  }
+  if (residual_max) {
+    T &r = *residual_max;
+    r = std::isnan(r) || std::isnan(largest) ? r + largest : (largest > r ? largest : r);
+  }
+  return cudaSuccess;
+}
+
+void check_device(const void *a, const void *b, const void *c, glc_stream stream) {
+  const int d = stream_device(static_cast<cudaStream_t>(stream));
+  if (d != current_device || device_of(a) != d || device_of(b) != d || device_of(c) != d)
+    fail("a sweep on memory or a stream of another device");
+}
+
+}  // namespace
+
+extern "C" int glc_jacobi_sweep2d_rows(int dtype, const void *u, void *u_new, const void *f,
+                                       size_t rows_with_ghosts, size_t cols, size_t row_begin,
+                                       size_t row_end, double h2, void *residual_max,
+                                       glc_stream stream) {
+  check_device(u, u_new, f, stream);
+  if (dtype == GLC_F64)
+    return sweep(static_cast<const double *>(u), static_cast<double *>(u_new),
+                 static_cast<const double *>(f), 1, rows_with_ghosts, cols, row_begin, row_end, h2,
+                 static_cast<double *>(residual_max), false);
+  return sweep(static_cast<const float *>(u), static_cast<float *>(u_new),
+               static_cast<const float *>(f), 1, rows_with_ghosts, cols, row_begin, row_end, h2,
+               static_cast<float *>(residual_max), false);
+}
+
+extern "C" int glc_jacobi_sweep3d_planes(int dtype, const void *u, void *u_new, const void *f,
+                                         size_t planes_with_ghosts, size_t rows, size_t cols,
+                                         size_t plane_begin, size_t plane_end, double h2,
+                                         void *residual_max, glc_stream stream) {
+  check_device(u, u_new, f, stream);
+  if (dtype == GLC_F64)
+    return sweep(static_cast<const double *>(u), static_cast<double *>(u_new),
+                 static_cast<const double *>(f), planes_with_ghosts, rows, cols, plane_begin,
+                 plane_end, h2, static_cast<double *>(residual_max), true);
+  return sweep(static_cast<const float *>(u), static_cast<float *>(u_new),
+               static_cast<const float *>(f), planes_with_ghosts, rows, cols, plane_begin,
+               plane_end, h2, static_cast<float *>(residual_max), true);
+}
+
+// ---- the cases ----
+namespace {
+
+struct reference_result {
+  std::vector<unsigned char> u;
+  std::vector<double> residuals;
+  size_t sweeps = 0;
+  int converged = 0;
+};
+
+// glc_jacobi's solve (cuda/stencil/jacobi.cu, the fused variant) over the whole grid.
+template <typename T>
+reference_result reference(int ndim, const size_t *shape, const std::vector<T> &f,
+                           const std::vector<T> &u0, double h, size_t max_sweeps, double tol,
+                           size_t check_every) {
+  reference_result out;
+  std::vector<T> a = u0, b = u0;
+  T *cur = a.data(), *next = b.data();
+  const size_t planes = ndim == 3 ? shape[0] : 1, rows = shape[ndim - 2], cols = shape[ndim - 1];
+  const size_t outer = ndim == 3 ? planes : rows;
+  const double scale = 2.0 * ndim / static_cast<double>(static_cast<T>(h * h));
+  while (out.sweeps < max_sweeps) {
+    const size_t count = std::min(check_every, max_sweeps - out.sweeps);
+    T residual = 0;
+    for (size_t k = 0; k < count; ++k) {
+      if (outer >= 2 && outer - 1 > 1)
+        sweep(cur, next, f.data(), planes, rows, cols, 1, outer - 1, h * h,
+              k + 1 == count ? &residual : nullptr, ndim == 3);
+      std::swap(cur, next);
+    }
+    out.sweeps += count;
+    const double r = static_cast<double>(residual) * scale;
+    out.residuals.push_back(r);
+    if (tol > 0 && r <= tol) {
+      out.converged = 1;
+      break;
+    }
+  }
+  out.u.assign(reinterpret_cast<unsigned char *>(cur),
+               reinterpret_cast<unsigned char *>(cur) + u0.size() * sizeof(T));
+  return out;
+}
+
+int cases_run = 0;
+
+template <typename T>
+void run_case(int ndim, std::vector<size_t> shape, int count, int exchange, int overlap,
+              size_t sweeps, size_t check_every, double tol, unsigned seed) {
+  size_t n = 1;
+  for (size_t s : shape) n *= s;
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<T> f(n), u0(n), u(n, std::numeric_limits<T>::quiet_NaN());
+  for (size_t i = 0; i < n; ++i)
+    f[i] = static_cast<T>(normal(rng)), u0[i] = static_cast<T>(normal(rng));
+  const double h = 0.5;
+  reference_result ref = reference<T>(ndim, shape.data(), f, u0, h, sweeps, tol, check_every);
+  // array_split over count slabs, as gl.multi.slabs
+  std::vector<size_t> starts(count + 1, 0);
+  for (int i = 0; i < count; ++i)
+    starts[i + 1] = starts[i] + shape[0] / count + (static_cast<size_t>(i) < shape[0] % count);
+  std::vector<int> devices(count);
+  std::vector<glc_multi_comm> comm_records(count);
+  std::vector<glc_multi_comm *> comms(count);
+  for (int i = 0; i < count; ++i) {
+    devices[i] = count - 1 - i;  // not 0..n-1: a device mixed up with a rank shows
+    current_device = devices[i];
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, 0);
+    comm_records[i] = {i, s};
+    comms[i] = &comm_records[i];
+  }
+  current_device = 0;
+  const size_t capacity = sweeps / check_every + (sweeps % check_every != 0);
+  std::vector<double> residuals(capacity + 1, -1.0);
+  glc_multi_jacobi_result result;
+  const int code = glc_multi_jacobi(count, devices.data(), comms.data(), exchange, overlap,
+                                    sizeof(T) == 8 ? GLC_F64 : GLC_F32, ndim, shape.data(),
+                                    starts.data(), h, sweeps, tol, check_every, f.data(), u0.data(),
+                                    u.data(), residuals.data(), capacity, &result);
+  for (auto &c : comm_records) cudaStreamDestroy(c.stream);
+  char what[256];
+  std::snprintf(what, sizeof what,
+                "%dD %s shape[0]=%zu on %d GPUs %s overlap=%d sweeps=%zu "
+                "check_every=%zu tol=%g",
+                ndim, sizeof(T) == 8 ? "f64" : "f32", shape[0], count, exchange ? "nccl" : "p2p",
+                overlap, sweeps, check_every, tol);
+  ++cases_run;
+  if (code != cudaSuccess) {
+    std::fprintf(stderr, "emulate: %s: returned %d\n", what, code);
+    ++failures;
+    return;
+  }
+  if (current_device != 0)
+    std::fprintf(stderr, "emulate: %s: device not restored\n", what), ++failures;
+  if (result.sweeps != ref.sweeps || result.converged != ref.converged ||
+      result.checks != ref.residuals.size())
+    std::fprintf(stderr, "emulate: %s: sweeps %zu/%zu checks %zu/%zu converged %d/%d\n", what,
+                 result.sweeps, ref.sweeps, result.checks, ref.residuals.size(), result.converged,
+                 ref.converged),
+        ++failures;
+  if (std::memcmp(u.data(), ref.u.data(), n * sizeof(T)) != 0)
+    std::fprintf(stderr, "emulate: %s: u differs from the whole-grid sweeps\n", what), ++failures;
+  for (size_t i = 0; i < ref.residuals.size() && i < capacity; ++i)
+    if (std::memcmp(&residuals[i], &ref.residuals[i], sizeof(double)) != 0) {
+      std::fprintf(stderr, "emulate: %s: residual %zu is %.17g, not %.17g\n", what, i, residuals[i],
+                   ref.residuals[i]);
+      ++failures;
+      break;
+    }
+  if (residuals[capacity] != -1.0)
+    std::fprintf(stderr, "emulate: %s: residuals overrun\n", what), ++failures;
+  if (!allocations.empty())
+    std::fprintf(stderr, "emulate: %s: allocations leaked\n", what), ++failures;
+}
+
+}  // namespace
+
+int main() {
+  const std::vector<std::vector<size_t>> shapes_2d = {{37, 12}, {9, 7}, {4, 6}, {2, 5}, {3, 9}};
+  const std::vector<std::vector<size_t>> shapes_3d = {{19, 6, 7}, {5, 4, 5}, {3, 4, 4}};
+  const size_t sweep_counts[] = {0, 1, 2, 5, 7, 12};
+  unsigned seed = 1;
+  for (int count = 1; count <= 4; ++count)
+    for (int exchange = 0; exchange < 2; ++exchange)
+      for (int overlap = 0; overlap < 2; ++overlap)
+        for (size_t sweeps : sweep_counts) {
+          for (const auto &shape : shapes_2d) {
+            if (shape[0] < static_cast<size_t>(count)) continue;
+            run_case<float>(2, shape, count, exchange, overlap, sweeps, 5, 0.0, seed++);
+            run_case<double>(2, shape, count, exchange, overlap, sweeps, 5, 0.0, seed++);
+          }
+          for (const auto &shape : shapes_3d) {
+            if (shape[0] < static_cast<size_t>(count)) continue;
+            run_case<float>(3, shape, count, exchange, overlap, sweeps, 5, 0.0, seed++);
+            run_case<double>(3, shape, count, exchange, overlap, sweeps, 5, 0.0, seed++);
+          }
+        }
+  // tol: stops at the same check as the whole grid
+  for (int count = 1; count <= 3; ++count)
+    for (int exchange = 0; exchange < 2; ++exchange) {
+      run_case<double>(2, {17, 16}, count, exchange, 1, 100000, 10, 1e-3, seed++);
+      run_case<double>(3, {9, 8, 8}, count, exchange, 1, 100000, 10, 1e-3, seed++);
+    }
+  // p2p without peer access is refused, and nothing leaks
+  peer_access = false;
+  {
+    std::vector<size_t> shape = {8, 8};
+    std::vector<float> f(64, 0.0f), u(64);
+    size_t starts[] = {0, 4, 8};
+    int devices[] = {0, 1};
+    glc_multi_jacobi_result result;
+    const int code =
+        glc_multi_jacobi(2, devices, nullptr, GLC_MULTI_EXCHANGE_P2P, 1, GLC_F32, 2, shape.data(),
+                         starts, 1.0, 3, 0.0, 2, f.data(), f.data(), u.data(), nullptr, 0, &result);
+    if (code != cudaErrorPeerAccessUnsupported) fail("p2p without peer access was not refused");
+    if (!allocations.empty()) fail("a refused p2p solve leaked");
+    ++cases_run;
+  }
+  std::printf("emulate multi_jacobi: %d cases, %d failures\n", cases_run, failures);
+  return failures ? 1 : 0;
+}

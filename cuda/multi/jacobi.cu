@@ -10,7 +10,8 @@
 // reading the ghost rows about to be overwritten) and moves the edge rows into the neighbours'
 // ghost rows of the new buffer, recording `sent`; meanwhile the compute stream sweeps the
 // interior. Without overlap the whole slab sweeps before `edges`. Nothing waits on the host
-// except at a check.
+// except at a check. tools/emulate/multi_jacobi.py runs this file on the CPU with the streams
+// in starving orders: dropping any of these waits that is needed makes it fail.
 //
 // The residual: every slab's checked sweep raises its own device scalar (the sweep's
 // residual_max); at a check the GPUs' maxima are combined, exactly, either on the host (p2p: one
@@ -106,8 +107,8 @@ int sweep_all(const problem &p, std::vector<slab> &slabs, int from, bool residua
   for (int i = 0; i < n && !code; ++i) {
     slab &s = slabs[i];
     code = guard.use(s.device);
-    // the halos of the last sweep (and its own sends, which read the rows this sweep rewrites
-    // two sweeps on) must have landed
+    // the halos of the last sweep must have landed: the neighbours' p2p copies, and its own
+    // copy stream, where its NCCL receives land (a neighbour's send may finish first)
     if (!code && n > 1) code = wait(s.compute, s.sent);
     if (!code && i > 0) code = wait(s.compute, slabs[i - 1].sent);
     if (!code && i + 1 < n) code = wait(s.compute, slabs[i + 1].sent);

@@ -597,7 +597,9 @@ def _grid_arg(x, name):
         raise ValueError(f"{name} must be 2-D or 3-D, got shape {tuple(x.shape)}")
     if np.dtype(x.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"{name} has dtype {x.dtype}; jacobi takes float32 or float64")
-    if not on_device and not x.flags.c_contiguous:
+    contiguous = x.__cuda_array_interface__.get("strides") is None if on_device else \
+        x.flags.c_contiguous
+    if not contiguous:
         raise ValueError(f"{name} must be C-contiguous")
     return x, on_device
 

@@ -318,12 +318,9 @@ int solve(const problem &p, std::vector<slab> &slabs, size_t max_sweeps, double 
     if (code != cudaSuccess) break;
     result->sweeps += count;
     const double residual = static_cast<double>(largest) * scale;
-    if (result->checks < capacity) residuals[result->checks] = residual;
-    result->checks += 1;
-    if (tol > 0 && residual <= tol) {
-      result->converged = 1;
+    if (glc_jacobi_record_check(residual, tol, residuals, capacity, &result->checks,
+                                &result->converged))
       break;
-    }
   }
   for (slab &s : slabs) {  // everything done, before the clock stops
     int c = guard.use(s.device);

@@ -124,12 +124,9 @@ int solve(problem<T> &p, size_t max_sweeps, double tol, size_t check_every, cons
     if (code != cudaSuccess) break;
     result->sweeps += count;
     const double residual = static_cast<double>(largest) * scale;
-    if (result->checks < capacity) residuals[result->checks] = residual;
-    result->checks += 1;
-    if (tol > 0 && residual <= tol) {
-      result->converged = 1;
+    if (glc_jacobi_record_check(residual, tol, residuals, capacity, &result->checks,
+                                &result->converged))
       break;
-    }
   }
   if (code == cudaSuccess && cur != u)
     code = GLC_CUDA(cudaMemcpyAsync, u, cur, n * sizeof(T), cudaMemcpyDeviceToDevice, p.stream);

@@ -87,6 +87,21 @@ typedef struct {
   int converged; /* the last residual was <= tol */
 } glc_jacobi_result;
 
+/* One check of a solve: its residual kept in residuals while capacity lasts and counted in
+ * *checks; 1 (and *converged set) when tol > 0 stops the solve there. The single-GPU solver and
+ * the multi lab's slab solver (cuda/multi/jacobi.cu) both record their checks through it, so
+ * that they report alike. */
+static inline int glc_jacobi_record_check(double residual, double tol, double *residuals,
+                                          size_t capacity, size_t *checks, int *converged) {
+  if (*checks < capacity) residuals[*checks] = residual;
+  *checks += 1;
+  if (tol > 0 && residual <= tol) {
+    *converged = 1;
+    return 1;
+  }
+  return 0;
+}
+
 /* -laplace_h(u) = f on a 2D (ndim 2: shape[0] x shape[1]) or 3D grid of spacing h; the cells
  * on the grid's faces keep u0's values (Dirichlet). u receives the solution; u0 and u may not
  * alias. Sweeps stop after max_sweeps, or at the first check whose residual is <= tol (tol <= 0:

@@ -153,12 +153,9 @@ int glcpu_stencil(int variant, int dtype, const glc_stencil_problem *p, const vo
       }                                                                                           \
       result->sweeps += count;                                                                    \
       const double residual = (double)largest * 2.0 * ndim / (double)h2;                          \
-      if (result->checks < capacity) residuals[result->checks] = residual;                        \
-      result->checks++;                                                                           \
-      if (tol > 0 && residual <= tol) {                                                           \
-        result->converged = 1;                                                                    \
+      if (glc_jacobi_record_check(residual, tol, residuals, capacity, &result->checks,            \
+                                  &result->converged))                                            \
         break;                                                                                    \
-      }                                                                                           \
     }                                                                                             \
     if (cur != u) memcpy(u, cur, sizeof(T) * n);                                                  \
     free(other);                                                                                  \

@@ -9,6 +9,7 @@ new variant is tested without anyone editing a test. CUDA variants get the ``gpu
 """
 
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -17,6 +18,23 @@ import gpulab as gl
 from references import all_checks, nonzero_normal, rng_for  # noqa: F401 (for the tests)
 
 GPU = gl.cuda_available()
+
+
+EMULATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools",
+                       "emulate")
+
+
+def emulator(name):
+    """(tools/emulate/<name>, the mark that skips its test where it cannot build): the host
+    emulations compile a kernel's own source with g++ against the CUDA headers, which
+    tools/emulate/host_toolchain.py finds for them and for this mark."""
+    sys.path.insert(0, EMULATE)
+    try:
+        import host_toolchain
+    finally:
+        sys.path.remove(EMULATE)
+    return os.path.join(EMULATE, name), pytest.mark.skipif(
+        host_toolchain.find()[0] is None, reason="needs g++ and the CUDA headers")
 
 
 def gpu_skip_reason():

@@ -181,6 +181,15 @@ PLANTS: List[Plant] = [
           "cuda/sparse/csr.cu", after="__global__ void spmv_csr_scalar(",
           find="k < indptr[row + 1]; k++)", replace="k <= indptr[row + 1]; k++)",
           tool="memcheck", driver=("sparse.py", "--only", "spmv:0")),
+    # csr_subwarp's load guard one nonzero too far: the lane whose pass reaches a row's end loads
+    # indices and data there, so the group of the last stored row reads one past both arrays (the
+    # x gather keeps its guard and multiplies by 0, so results stay right: only memcheck can
+    # tell, where the row's length is not a multiple of the pass, 4 L).
+    Plant("sparse-subwarp-row-one-past", "sparse", "csr_subwarp lane reading one past its row",
+          "cuda/sparse/csr.cu", after="__global__ void spmv_csr_subwarp(",
+          find="const bool in_row = k + u * L < end;",
+          replace="const bool in_row = k + u * L <= end;",
+          tool="memcheck", driver=("sparse.py", "--only", "spmv:8")),
     # SELL-C-sigma's window sort without the barrier between storing the rows' lengths in shared
     # memory and every thread reading all of them (plain shared stores and loads, 8 warps).
     Plant("sparse-sell-missing-syncthreads", "sparse",

@@ -28,7 +28,8 @@ def render():
                   "notes |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for v in gl.variants(op):
-            tunables = "; ".join(f"{k}: {', '.join(map(str, t['values']))} (default {t['default']})"
+            tunables = "; ".join(f"{k}: {', '.join(map(str, t['values']))} "
+                                 f"(default {t['default'] or '0: chosen per call'})"
                                  for k, t in v.tunables.items()) or "-"
             notes = ", ".join(n for n, on in (("best", v.best), ("deterministic", v.deterministic),
                                                    ("racy", v.racy))

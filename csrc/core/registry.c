@@ -93,6 +93,10 @@ int gl_resolve_tunable(const gl_variant *v, const char *name, PyObject *arg, int
   }
   Py_ssize_t wanted = PyNumber_AsSsize_t(arg, NULL);
   if (wanted == -1 && PyErr_Occurred()) return -1;
+  if (wanted == 0 && t->default_value == 0) { /* the variant's own choice, as None gives */
+    *value = 0;
+    return 0;
+  }
   char allowed[256];
   size_t used = 0;
   for (int i = 0; i < GL_MAX_TUNABLE_VALUES && t->values[i]; i++) {

@@ -32,6 +32,8 @@ typedef enum { GL_BACKEND_CUDA = 0, GL_BACKEND_CPU = 1 } gl_backend;
 typedef struct {
   const char *name;                  /* e.g. "block" */
   int values[GL_MAX_TUNABLE_VALUES]; /* allowed values, 0-terminated */
+  /* one of values, or 0: the variant chooses the value in each call from its operands (spmv's
+   * csr_subwarp picks its lanes from the mean row length); a call may then also pass 0 */
   int default_value;
 } gl_tunable;
 

@@ -1,4 +1,4 @@
-// SpMV variants 0-2 on the CSR arrays themselves, and the lab's entry point glc_spmv.
+// SpMV variants 0-2 and 8 on the CSR arrays themselves, and the lab's entry point glc_spmv.
 //
 // Byte model (benchmarks/NOTES.md, "Sparse lab"): a CSR SpMV reads indptr (rows + 1 indices),
 // indices and data (nnz each) once, x at least once (cols elements; more where rows gather the
@@ -52,6 +52,90 @@ __global__ void spmv_csr_merge_path(long long rows, long long nnz, const I *indp
                    });
 }
 
+// A group of L lanes per row (L a power of two, 2..32; a warp holds 32 / L rows): lane j of the
+// group takes nonzeros j, j + L, ... like csr_vector's warp, but without csr_vector's idle lanes
+// at a mean row length of 5-15 (the power-law matrix runs every kernel of ours at ~0.85 ms, ~650
+// GB/s, cuSPARSE at 0.571 ms: benchmarks/NOTES.md, "Sparse lab and cg on the H100"). Each pass
+// takes kSubwarpUnroll strided nonzeros per lane and issues all their index and value loads, then
+// all their x gathers, before any FMA: up to 4 gathers of x in flight per lane where the other
+// kernels have one (col[j] then x[col[j]] is two dependent loads). Loads past the row's end are
+// predicated off, so a short row costs one pass and a long row (thousands of nonzeros) just
+// loops. The sum is a shuffle tree over the group's own lanes (its mask, width L); lane 0 writes
+// y, so an empty row writes 0. Sums in T, like the other CSR kernels. Registers (-Xptxas -v,
+// sm_90, no spills): benchmarks/NOTES.md, "Sparse lab: csr_subwarp".
+constexpr int kSubwarpUnroll = 4;
+
+template <int L, typename I, typename T>
+__global__ void spmv_csr_subwarp(long long rows, const I *indptr, const I *indices, const T *data,
+                                 const T *x, T *y) {
+  static_assert(L >= 2 && L <= 32 && (L & (L - 1)) == 0, "L: a power of two in 2..32");
+  const long long row = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) / L;
+  const int lane = threadIdx.x % L;
+  // blockDim.x is a multiple of 32, so a group never straddles a warp or a block, and its lanes
+  // share `row`: a group past the last row leaves whole, and no shuffle waits on it.
+  if (row >= rows) return;
+  const unsigned group_mask =
+      L == 32 ? 0xffffffffu : ((1u << L) - 1u) << (threadIdx.x % 32 / L * L);
+  const I end = indptr[row + 1];
+  T sum = 0;
+  for (I k = indptr[row] + lane; k < end; k += kSubwarpUnroll * L) {
+    I col[kSubwarpUnroll];
+    T value[kSubwarpUnroll], xs[kSubwarpUnroll];
+#pragma unroll
+    for (int u = 0; u < kSubwarpUnroll; u++) {
+      const bool in_row = k + u * L < end;
+      col[u] = in_row ? indices[k + u * L] : I(0);
+      value[u] = in_row ? data[k + u * L] : T(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kSubwarpUnroll; u++) xs[u] = k + u * L < end ? x[col[u]] : T(0);
+#pragma unroll
+    for (int u = 0; u < kSubwarpUnroll; u++) sum += value[u] * xs[u];
+  }
+#pragma unroll
+  for (int offset = L / 2; offset > 0; offset /= 2)
+    sum += __shfl_down_sync(group_mask, sum, offset, L);
+  if (lane == 0) y[row] = sum;
+}
+
+// csr_subwarp's lanes per row when the call leaves it to the matrix (lanes 0): the smallest power
+// of two >= the mean row length, in 2..32, so that a row of mean length takes one pass of its
+// group (all its loads in flight at once) and few of a warp's lanes idle: 8 for the 5-point
+// Laplacian (mean 5, 3 lanes of 8 idle where csr_vector idles 27 of 32), 16 for the power-law
+// matrix (mean 15). Longer rows loop; the GPU sweep of `lanes` tests the rule.
+inline int subwarp_lanes(long long rows, long long nnz) {
+  const long long mean = (nnz + rows - 1) / rows;
+  int lanes = 2;
+  while (lanes < 32 && lanes < mean) lanes *= 2;
+  return lanes;
+}
+
+template <int L, typename I, typename T>
+int launch_subwarp(const SpmvCall<I, T> &c) {
+  const unsigned grid = spmv_grid(static_cast<size_t>(c.rows) * L, c.block);
+  if (!grid) return glc_fail(cudaErrorInvalidConfiguration, "glc_spmv(too many rows)");
+  return glc_launch(spmv_csr_subwarp<L, I, T>, "spmv_csr_subwarp", grid, c.block, c.stream, c.rows,
+                    c.indptr, c.indices, c.data, c.x, c.y);
+}
+
+template <typename I, typename T>
+int spmv_csr_subwarp_variant(const SpmvCall<I, T> &c) {
+  switch (c.lanes ? c.lanes : subwarp_lanes(c.rows, c.nnz)) {
+    case 2:
+      return launch_subwarp<2, I, T>(c);
+    case 4:
+      return launch_subwarp<4, I, T>(c);
+    case 8:
+      return launch_subwarp<8, I, T>(c);
+    case 16:
+      return launch_subwarp<16, I, T>(c);
+    case 32:
+      return launch_subwarp<32, I, T>(c);
+    default:
+      return glc_fail(cudaErrorInvalidValue, "glc_spmv(lanes)");
+  }
+}
+
 }  // namespace
 
 template <typename I, typename T>
@@ -69,6 +153,7 @@ int spmv_csr_family(int variant, const SpmvCall<I, T> &c) {
     return glc_launch(spmv_csr_vector<I, T>, "spmv_csr_vector", grid, block, c.stream, c.rows,
                       c.indptr, c.indices, c.data, c.x, c.y);
   }
+  if (variant == GLC_SPMV_CSR_SUBWARP) return spmv_csr_subwarp_variant<I, T>(c);
   const size_t items = static_cast<size_t>(c.rows + c.nnz);
   const unsigned grid = spmv_grid(items / kMergeItems + 1, block);
   if (!grid) return glc_fail(cudaErrorInvalidConfiguration, "glc_spmv(too many nonzeros)");
@@ -87,7 +172,8 @@ template int spmv_csr_family<long long, double>(int, const SpmvCall<long long, d
 namespace {
 
 template <typename I, typename T>
-int run(int variant, int block, const glc_csr *a, const void *x, void *y, cudaStream_t stream) {
+int run(int variant, int block, int lanes, const glc_csr *a, const void *x, void *y,
+        cudaStream_t stream) {
   const SpmvCall<I, T> c = {static_cast<long long>(a->rows),
                             static_cast<long long>(a->cols),
                             static_cast<long long>(a->nnz),
@@ -98,16 +184,18 @@ int run(int variant, int block, const glc_csr *a, const void *x, void *y, cudaSt
                             static_cast<const T *>(x),
                             static_cast<T *>(y),
                             block,
-                            stream};
-  if (variant <= GLC_SPMV_CSR_MERGE_PATH) return spmv_csr_family<I, T>(variant, c);
+                            stream,
+                            lanes};
+  if (variant <= GLC_SPMV_CSR_MERGE_PATH || variant == GLC_SPMV_CSR_SUBWARP)
+    return spmv_csr_family<I, T>(variant, c);
   return spmv_format_family<I, T>(variant, c);
 }
 
 template <typename I>
-int run_index(int variant, int block, const glc_csr *a, const void *x, void *y,
+int run_index(int variant, int block, int lanes, const glc_csr *a, const void *x, void *y,
               cudaStream_t stream) {
-  return a->dtype == GLC_F64 ? run<I, double>(variant, block, a, x, y, stream)
-                             : run<I, float>(variant, block, a, x, y, stream);
+  return a->dtype == GLC_F64 ? run<I, double>(variant, block, lanes, a, x, y, stream)
+                             : run<I, float>(variant, block, lanes, a, x, y, stream);
 }
 
 }  // namespace
@@ -135,7 +223,7 @@ int sparse_check(const SparseNames &names, const glc_csr *a, int *block) {
   return cudaSuccess;
 }
 
-extern "C" int glc_spmv(int variant, int block, const glc_csr *a, const void *x, void *y,
+extern "C" int glc_spmv(int variant, int block, int lanes, const glc_csr *a, const void *x, void *y,
                         glc_stream stream) {
   switch (variant) {
     case GLC_SPMV_CSR_SCALAR:
@@ -146,6 +234,7 @@ extern "C" int glc_spmv(int variant, int block, const glc_csr *a, const void *x,
     case GLC_SPMV_SELL:
     case GLC_SPMV_COO:
     case GLC_SPMV_CUSPARSE:
+    case GLC_SPMV_CSR_SUBWARP:
       break;
     default:
       return glc_fail(cudaErrorInvalidValue, "glc_spmv(variant)");
@@ -158,6 +247,9 @@ extern "C" int glc_spmv(int variant, int block, const glc_csr *a, const void *x,
                                     "glc_spmv(a: sizes)",
                                     "glc_spmv(a: index arrays)",
                                     "glc_spmv(a.data)"};
+  if (lanes &&
+      (variant != GLC_SPMV_CSR_SUBWARP || lanes < 2 || lanes > 32 || (lanes & (lanes - 1))))
+    return glc_fail(cudaErrorInvalidValue, "glc_spmv(lanes)");
   int code = sparse_check(names, a, &block);
   if (code || a->rows == 0) return code;
   const size_t value_bytes = a->dtype == GLC_F64 ? 8 : 4;
@@ -166,6 +258,6 @@ extern "C" int glc_spmv(int variant, int block, const glc_csr *a, const void *x,
   if (!glc_all_aligned(value_bytes, x)) return glc_fail(cudaErrorInvalidValue, "glc_spmv(x)");
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (variant == GLC_SPMV_CUSPARSE) return glc_cusparse_spmv(a, x, y, s);
-  return a->index_dtype == GLC_I64 ? run_index<long long>(variant, block, a, x, y, s)
-                                   : run_index<int>(variant, block, a, x, y, s);
+  return a->index_dtype == GLC_I64 ? run_index<long long>(variant, block, lanes, a, x, y, s)
+                                   : run_index<int>(variant, block, lanes, a, x, y, s);
 }

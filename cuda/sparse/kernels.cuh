@@ -20,6 +20,8 @@ struct SpmvCall {
   T *y;
   int block;
   cudaStream_t stream;
+  int lanes;  // csr_subwarp's lanes per row: 0 (from the mean row length) or 2..32; last, so
+              // that the calls that never run it (cg.cu) leave it 0
 };
 
 // The grid of `threads` threads in blocks of `block`, or 0 when it would pass gridDim.x's limit.
@@ -41,7 +43,7 @@ struct SparseNames {
 int sparse_check(const SparseNames &names, const glc_csr *a, int *block);
 
 template <typename I, typename T>
-int spmv_csr_family(int variant, const SpmvCall<I, T> &c);  // variants 0-2 (csr.cu)
+int spmv_csr_family(int variant, const SpmvCall<I, T> &c);  // variants 0-2 and 8 (csr.cu)
 template <typename I, typename T>
 int spmv_format_family(int variant, const SpmvCall<I, T> &c);  // variants 3-6 (formats.cu)
 // spmv variant 7 and spmm variant 2 (cusparse.cu): cusparseSpMV and cusparseSpMM (row-major B

@@ -23,6 +23,7 @@ enum glc_spmv_variant {
   GLC_SPMV_SELL = 5,             /* SELL-C-sigma, C = 32, sigma = 256, built in the call */
   GLC_SPMV_COO = 6,              /* COO row indices built in the call, warp segmented reduction */
   GLC_SPMV_CUSPARSE = 7,         /* cusparseSpMV (generic API), libcusparse loaded on first use */
+  GLC_SPMV_CSR_SUBWARP = 8,      /* a group of 2-32 lanes per row, unrolled gathers */
   /* CPU ladder */
   GLC_SPMV_CPU_SERIAL = 100,
   GLC_SPMV_CPU_OPENMP = 101
@@ -57,8 +58,10 @@ typedef struct {
   const void *indptr, *indices, *data;
 } glc_csr;
 
-/* y[rows] = A x[cols]. block: threads per block (0: the variant's default; ignored by 7). */
-GLC_API int glc_spmv(int variant, int block, const glc_csr *a, const void *x, void *y,
+/* y[rows] = A x[cols]. block: threads per block (0: the variant's default; ignored by 7). lanes:
+ * variant 8's lanes per row, 0 (chosen from the mean row length) or 2, 4, 8, 16, 32; the other
+ * variants take 0. */
+GLC_API int glc_spmv(int variant, int block, int lanes, const glc_csr *a, const void *x, void *y,
                      glc_stream stream);
 
 /* C[rows x k] = A B[cols x k], B and C dense, row-major and C-contiguous. block: threads per

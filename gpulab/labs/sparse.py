@@ -465,20 +465,22 @@ def _torch_spmv(A, x, **_):
 @op("spmv", cost=_spmv_cost, size=lambda A, *a, **_: _as_csr(A).nnz, example=_spmv_example,
     demo_size={"gpu": 1 << 26, "cpu": 1 << 22},
     peers={"cupy": _cupy_spmv, "torch": _torch_spmv})
-def spmv(A, x, variant=None, block=None, stream=None):
+def spmv(A, x, variant=None, block=None, stream=None, lanes=None):
     """y = A @ x for a sparse matrix A (a CSR, or anything CSR() takes) and a vector x of
     A.shape[1] elements of A's dtype; y has A.shape[0] elements.
 
     NumPy x (and a host A): NumPy y. A device x: A's arrays go to the device (kept on A, see
     CSR.to_device) and y is a DeviceArray, computed asynchronously on `stream`.
     `variant`: None (the best where it runs), an id or a name from ``gl.variants("spmv")``.
-    `block`: threads per block of the CUDA variants 0-6. Each y[i] lies within the bound of
-    tests/references/sparse.py of the float64 product (the parallel variants reassociate)."""
+    `block`: threads per block of the CUDA variants 0-6 and 8; `lanes`: lanes per row of
+    csr_subwarp (8), 2, 4, 8, 16 or 32 (None or 0: from the mean row length). Each y[i] lies
+    within the bound of tests/references/sparse.py of the float64 product (the parallel variants
+    reassociate)."""
     A = _as_csr(A)
     if _is_device(x) and not A.on_device:
         A = A.to_device(stream=stream)
     return _core.spmv(A.data, A.indices, A.indptr, x, variant, stream, A.shape[1], A.max_row,
-                      block)
+                      block, lanes)
 
 
 # ---------------------------------------------------------------- spmm

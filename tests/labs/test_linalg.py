@@ -4,8 +4,6 @@ inputs, with every tunable value; S2's -O0..-O3 matvec variants against each oth
 which name their argument; and the name -> id numbering of cuda/linalg/linalg.h."""
 
 import itertools
-import os
-import shutil
 import subprocess
 import sys
 
@@ -13,7 +11,8 @@ import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import CudaView, child_env, fetched, rng_for, variant_params, variant_where_params
+from conftest import (CudaView, child_env, emulator, fetched, rng_for, variant_params,
+                      variant_where_params)
 from references import linalg as ref
 
 MATVEC_VW = variant_where_params("matvec")
@@ -153,13 +152,10 @@ def test_multistage_off_the_16_byte_grain(v, kw):
     ref.check_matmul(got, A[1:].reshape(m, k), B[1:].reshape(k, n), variant=v)
 
 
-EMULATOR = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "emulate",
-                        "multistage.py")
+EMULATOR, needs_toolchain = emulator("multistage.py")
 
 
-@pytest.mark.skipif(not shutil.which("g++") or not os.path.isfile(
-    os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include", "cuda_runtime.h")),
-    reason="needs g++ and the CUDA headers")
+@needs_toolchain
 def test_multistage_kernel_emulated_on_the_cpu():
     """The multistage kernel's own source, every configuration of its table row, run on the CPU
     by tools/emulate/multistage.py (threads as std::threads, cp.async copies landing at issue or

@@ -6,8 +6,6 @@ float32 and float64, p2p and nccl, overlap on and off, uneven slabs; with one GP
 degenerate partition runs without NCCL. The tests that need two GPUs skip, saying what they
 could not check."""
 
-import os
-import shutil
 import subprocess
 import sys
 
@@ -15,7 +13,7 @@ import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import GPU, child_env
+from conftest import GPU, child_env, emulator
 
 mg = gl.multi
 nogpu = pytest.mark.skipif(GPU, reason="checks the behaviour without a GPU")
@@ -94,13 +92,10 @@ def test_the_result_is_a_jacobi_result_with_timing():
     assert "exchange='nccl'" in repr(r)
 
 
-EMULATOR = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "emulate",
-                        "multi_jacobi.py")
+EMULATOR, needs_toolchain = emulator("multi_jacobi.py")
 
 
-@pytest.mark.skipif(not shutil.which("g++") or not os.path.isfile(
-    os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include", "cuda_runtime.h")),
-    reason="needs g++ and the CUDA headers")
+@needs_toolchain
 def test_the_slab_orchestration_emulated_on_the_cpu():
     """cuda/multi/jacobi.cu itself, compiled by g++ against CPU stand-ins for the CUDA runtime,
     the stencil lab's sweeps and NCCL (tools/emulate/multi_jacobi.py): on 1 to 4 emulated GPUs,

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import child_env, fetched, placed, rng_for, variant_where_params
+from conftest import child_env, emulator, fetched, placed, rng_for, variant_where_params
 from references import sparse as ref
 
 sp = pytest.importorskip("scipy.sparse")
@@ -84,6 +84,57 @@ def test_every_block(v):
     check = ref.check_spmv if v.op == "spmv" else ref.check_spmm
     for block in v.tunables.get("block", {}).get("values", [None]):
         check(getattr(gl, v.op)(A, x, variant=v.id, block=block), A, x)
+
+
+@pytest.mark.gpu
+def test_csr_subwarp_every_lanes_value():
+    """csr_subwarp (8) with each lanes value and each block, on the awkward matrices of every
+    index and value dtype: rows of lengths around every group size, a row of thousands, empty
+    rows, and row counts that do not fill the last block's groups."""
+    v = next(v for v in gl.variants("spmv") if v.name == "csr_subwarp")
+    rng = rng_for("subwarp-lanes")
+    cases = list(ref.typed_cases(rng))
+    for lanes in v.tunables["lanes"]["values"]:
+        for block in v.tunables["block"]["values"]:
+            for label, raw, A in cases:
+                x = rng.standard_normal(A.shape[1]).astype(A.dtype)
+                y = gl.spmv(A, x, variant=v.id, block=block, lanes=lanes)
+                try:
+                    ref.check_spmv_arrays(y, *raw, x, A.dtype)
+                except AssertionError as e:
+                    raise AssertionError(f"lanes {lanes} block {block} {label}: {e}")
+
+
+def test_lanes_is_csr_subwarp_s_tunable():
+    """lanes: 2, 4, 8, 16 or 32 (None or 0: from the mean row length), for csr_subwarp alone;
+    other values are refused before anything runs."""
+    v = next(v for v in gl.variants("spmv") if v.name == "csr_subwarp")
+    assert v.id == 8 and v.kernels == ("spmv_csr_subwarp",) and not v.best
+    assert v.tunables["lanes"]["values"] == [2, 4, 8, 16, 32]
+    A = gl.CSR(np.array([0, 1, 2]), np.array([0, 1]), np.array([2.0, 3.0], np.float32))
+    x = np.ones(2, np.float32)
+    with pytest.raises(ValueError, match="no 'lanes' tunable"):
+        gl.spmv(A, x, variant="serial", lanes=4)
+    for wrong in (1, 3, 64, -2):
+        with pytest.raises(ValueError, match="allowed: 2, 4, 8, 16, 32"):
+            gl.spmv(A, x, variant="csr_subwarp", lanes=wrong)
+    if gl.cuda_available():  # 0 is the default's own value: the rule, as None gives
+        assert np.array_equal(gl.spmv(A, x, variant="csr_subwarp", lanes=0), [2.0, 3.0])
+
+
+SUBWARP_EMULATOR, needs_toolchain = emulator("subwarp.py")
+
+
+@needs_toolchain
+def test_csr_subwarp_kernel_emulated_on_the_cpu():
+    """csr_subwarp's own source, every lanes value of its table row, int32 and int64 indices,
+    float32 and float64 values, run on the CPU by tools/emulate/subwarp.py (a std::thread per
+    CUDA thread, the group shuffle at a barrier of its lanes with its mask and width checked,
+    arrays followed by NaN): rows around L, 2L, 4L and 8L, a row of 3001, empty rows, all empty,
+    1 x N, N x 1, no rows, blocks of 32-128; and the lanes rule."""
+    done = subprocess.run([sys.executable, SUBWARP_EMULATOR], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
 
 
 @pytest.mark.gpu
@@ -178,15 +229,15 @@ def test_spmv_errors_name_the_argument():
     from gpulab import _core
     x = np.ones(4, np.float32)
     with pytest.raises(TypeError, match="indices must have indptr's dtype int32"):
-        _core.spmv(A.data, A.indices.astype(np.int64), A.indptr, x, "serial", None, 4, 3, None)
+        _core.spmv(A.data, A.indices.astype(np.int64), A.indptr, x, "serial", None, 4, 3, None, None)
     with pytest.raises(TypeError, match="indptr"):
-        _core.spmv(A.data, A.indices, A.indptr.astype(np.int16), x, "serial", None, 4, 3, None)
+        _core.spmv(A.data, A.indices, A.indptr.astype(np.int16), x, "serial", None, 4, 3, None, None)
     with pytest.raises(ValueError, match="indices must have one entry per value"):
-        _core.spmv(A.data, A.indices[:3], A.indptr, x, "serial", None, 4, 3, None)
+        _core.spmv(A.data, A.indices[:3], A.indptr, x, "serial", None, 4, 3, None, None)
     with pytest.raises(ValueError, match="max_row"):
-        _core.spmv(A.data, A.indices, A.indptr, x, "serial", None, 4, 99, None)
+        _core.spmv(A.data, A.indices, A.indptr, x, "serial", None, 4, 99, None, None)
     with pytest.raises(ValueError, match="indptr must have rows"):
-        _core.spmv(A.data, A.indices, A.indptr[:0], x, "serial", None, 4, 3, None)
+        _core.spmv(A.data, A.indices, A.indptr[:0], x, "serial", None, 4, 3, None, None)
 
 
 # ---------------------------------------------------------------- matrices and advice
@@ -242,7 +293,7 @@ def test_ladder_order_and_ids():
     assert [(v.id, v.name) for v in gl.variants("spmv")] == [
         (0, "csr_scalar"), (1, "csr_vector"), (2, "csr_merge_path"), (3, "ell_column_major"),
         (4, "ell_row_major"), (5, "sell_c_sigma"), (6, "coo_segmented"), (7, "cusparse"),
-        (100, "serial"), (101, "openmp")]
+        (8, "csr_subwarp"), (100, "serial"), (101, "openmp")]
     assert [v.name for v in gl.variants("spmv") if v.best] == ["csr_merge_path", "openmp"]
     assert [(v.id, v.name) for v in gl.variants("spmm")] == [
         (0, "row_per_block"), (1, "register_tiled"), (2, "cusparse"), (100, "serial"),

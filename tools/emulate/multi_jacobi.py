@@ -15,20 +15,18 @@ Needs g++ and the CUDA headers; exits non-zero when a case is wrong.
 """
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
+
+import host_toolchain
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def main():
-    cxx = shutil.which(os.environ.get("CXX", "g++"))
-    include = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
-    if not cxx or not os.path.isfile(os.path.join(include, "cuda_runtime.h")):
-        sys.exit("emulate: needs g++ and the CUDA headers (CUDA_HOME)")
+    cxx, include = host_toolchain.require()
     with tempfile.TemporaryDirectory() as work:
         exe = os.path.join(work, "multi_jacobi_host")
         subprocess.run([cxx, "-std=c++17", "-O1", "-w", f"-I{include}", f"-I{ROOT}",

@@ -13,6 +13,8 @@ import subprocess
 import sys
 import tempfile
 
+import host_toolchain
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 KERNEL = os.path.join(ROOT, "cuda", "linalg", "matmul_multistage.cu")
@@ -59,10 +61,7 @@ def configurations():
 
 
 def main():
-    cxx = shutil.which(os.environ.get("CXX", "g++"))
-    include = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
-    if not cxx or not os.path.isfile(os.path.join(include, "cuda_runtime.h")):
-        sys.exit("emulate: needs g++ and the CUDA headers (CUDA_HOME)")
+    cxx, include = host_toolchain.require()
     with tempfile.TemporaryDirectory() as work:
         with open(os.path.join(work, "kernel_gen.inc"), "w") as f:
             f.write(kernel_source())
@@ -71,7 +70,8 @@ def main():
         shutil.copy(os.path.join(HERE, "multistage_host.cpp"), work)
         exe = os.path.join(work, "multistage_host")
         subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-w", f"-I{include}", f"-I{ROOT}",
-                        f"-I{work}", os.path.join(work, "multistage_host.cpp"), "-o", exe],
+                        f"-I{work}", f"-I{HERE}", os.path.join(work, "multistage_host.cpp"),
+                        "-o", exe],
                        check=True)
         return subprocess.run([exe]).returncode
 

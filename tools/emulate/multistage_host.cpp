@@ -19,12 +19,7 @@
 #include <vector>
 #include <atomic>
 #include <cstdint>
-#undef __global__
-#define __global__
-#undef __device__
-#define __device__
-#undef __forceinline__
-#define __forceinline__ inline
+#include "emu_cuda.h"
 thread_local dim3 threadIdx, blockIdx;
 dim3 gridDim;
 float *emu_shared;

@@ -1,5 +1,6 @@
 """The sparse lab's kernels under compute-sanitizer: every CUDA variant of spmv and spmm (B of 1, 4,
-5 and 33 columns) with every block size it takes, on the awkward matrices of
+5 and 33 columns) with every block size it takes (csr_subwarp also with every lanes value, at its
+default block), on the awkward matrices of
 tests/references/sparse.py (S3's 4 x 4 example, 0 x 0, all empty, empty rows, one huge row, tall,
 wide, duplicates, long rows: every SELL window partial or whole, merge-path shares cut inside rows
 and at their ends), int32 and int64 indices, float32 and float64, from NumPy and from device inputs.
@@ -28,13 +29,13 @@ from references import sparse as ref  # noqa: E402
 SPMM_KS = (1, 4, 5, 33)
 
 
-def runs(args, fn, host_args, device_args, v, block):
+def runs(args, fn, host_args, device_args, v, tunables):
     """(where, NumPy result) of fn on device arguments and, with --inputs both, on NumPy ones."""
-    out = [("device", fn(*device_args, variant=v.id, block=block))]
+    out = [("device", fn(*device_args, variant=v.id, **tunables))]
     settle()
     out[0] = ("device", out[0][1].get())
     if args.inputs == "both":
-        out.append(("numpy", fn(*host_args, variant=v.id, block=block)))
+        out.append(("numpy", fn(*host_args, variant=v.id, **tunables)))
         settle()
     return out
 
@@ -49,19 +50,21 @@ def main():
             if v.backend != "cuda" or not wanted(args, f"{op}:{v.id}"):
                 continue
             blocks = v.tunables.get("block", {}).get("values", [None])
+            settings = [{"block": block} for block in blocks] + [
+                {"lanes": lanes} for lanes in v.tunables.get("lanes", {}).get("values", [])]
             for label, raw, A in ref.typed_cases(rng):
                 cols, dtype = A.shape[1], A.dtype
                 operands = ([rng.standard_normal(cols).astype(dtype)] if op == "spmv" else
                             [rng.standard_normal((cols, k)).astype(dtype) for k in SPMM_KS])
                 for x in operands:
-                    for block in blocks:
+                    for tunables in settings:
                         for where, got in runs(args, fn, (A, x), (A.to_device(), gl.to_device(x)),
-                                               v, block):
+                                               v, tunables):
                             try:
                                 check(got, *raw, x, dtype)
                             except AssertionError as e:
                                 sys.exit(f"mismatch: {op} {v.name} {where} {label} "
-                                         f"block={block}: {e}")
+                                         f"{tunables}: {e}")
                             calls += 1
     calls += cg_calls(args, rng)
     done("sanitize/sparse", calls)

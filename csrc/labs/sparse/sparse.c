@@ -19,10 +19,14 @@ typedef struct {
   /* cg only */
   glc_cg_options cg;
   glc_cg_result result;
+  /* spmv only: csr_subwarp's lanes per row (NULL: the op has no lanes argument) */
+  PyObject *lanes;
+  int lanes_value;
 } spmv_params;
 
 static int spmv_configure(gl_operands_call *c) {
   spmv_params *p = c->params;
+  if (p->lanes && gl_resolve_tunable(c->variant, "lanes", p->lanes, &p->lanes_value) < 0) return -1;
   return gl_resolve_tunable(c->variant, "block", p->block, &p->block_value);
 }
 
@@ -101,7 +105,8 @@ static glc_csr csr_of(const gl_operands_call *c) {
 static int spmv_cuda(const gl_operands_call *c) {
   const spmv_params *p = c->params;
   const glc_csr a = csr_of(c);
-  return glc_spmv(c->variant->id, p->block_value, &a, c->in[3], c->out[0], c->stream);
+  return glc_spmv(c->variant->id, p->block_value, p->lanes_value, &a, c->in[3], c->out[0],
+                  c->stream);
 }
 
 static int spmv_cpu(const gl_operands_call *c) {
@@ -196,21 +201,25 @@ static const gl_operands_op spmv_op = {
     .run_cuda = spmv_cuda,
     .run_cpu = spmv_cpu};
 
-/* op(data, indices, indptr, x or B, variant, stream, cols, max_row, block), all positional. */
-static PyObject *run_op(const gl_operands_op *op, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs != 9)
-    return PyErr_Format(PyExc_TypeError, "_core.%s takes 9 positional arguments", op->ladder->op);
+/* op(data, indices, indptr, x or B, variant, stream, cols, max_row, block[, lanes]), all
+ * positional: spmv takes lanes (csr_subwarp's tunable), spmm does not. */
+static PyObject *run_op(const gl_operands_op *op, PyObject *const *args, Py_ssize_t nargs,
+                        int takes_lanes) {
+  if (nargs != 9 + takes_lanes)
+    return PyErr_Format(PyExc_TypeError, "_core.%s takes %d positional arguments", op->ladder->op,
+                        9 + takes_lanes);
   spmv_params p = {args[8], 0, PyLong_AsSsize_t(args[6]), PyLong_AsSsize_t(args[7])};
   if (PyErr_Occurred()) return NULL;
+  p.lanes = takes_lanes ? args[9] : NULL;
   return gl_operands_run(op, args, args[4], args[5], &p);
 }
 
 static PyObject *py_spmv(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
-  return run_op(&spmv_op, args, nargs);
+  return run_op(&spmv_op, args, nargs, 1);
 }
 
 static PyObject *py_spmm(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
-  return run_op(&spmm_op, args, nargs);
+  return run_op(&spmm_op, args, nargs, 0);
 }
 
 /* cg(data, indices, indptr, b, x0, variant, stream, cols, max_row, block, rtol, atol, maxiter,
@@ -262,7 +271,8 @@ static PyObject *py_cg(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
 
 static PyMethodDef sparse_methods[] = {
     {"spmv", (PyCFunction)(void (*)(void))py_spmv, METH_FASTCALL,
-     "spmv(data, indices, indptr, x, variant, stream, cols, max_row, block): y = A x for the CSR "
+     "spmv(data, indices, indptr, x, variant, stream, cols, max_row, block, lanes): y = A x for "
+     "the CSR "
      "matrix (data, indices, indptr) of cols columns whose longest row has max_row nonzeros."},
     {"spmm", (PyCFunction)(void (*)(void))py_spmm, METH_FASTCALL,
      "spmm(data, indices, indptr, B, variant, stream, cols, max_row, block): C = A B for the "

@@ -91,6 +91,18 @@ static const gl_variant spmv_variants[] = {
      .kernels = "glc_cusparse_spmv",
      .library = "cuSPARSE SpMV",
      .dtypes = GL_FLOATS},
+    {.id = GLC_SPMV_CSR_SUBWARP,
+     .name = "csr_subwarp",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "A group of `lanes` lanes per row (default: the smallest power of two >= the mean "
+                "row length, 2..32), 4 strided gathers of x in flight per lane, a group shuffle.",
+     .seed = "S3 10.3; sub-warp CSR vector",
+     .kernels = "spmv_csr_subwarp",
+     .dtypes = GL_FLOATS,
+     .flags = GL_DETERMINISTIC,
+     /* lanes 0 (the default, which `lanes=None` gives): chosen from the matrix's mean row length
+      * in csr.cu; the tunable's values list holds only the explicit choices (0 ends the list) */
+     .tunables = {{"block", GL_BLOCKS_POW2, 256}, {"lanes", {2, 4, 8, 16, 32, 0}, 0}}},
     {.id = GLC_SPMV_CPU_SERIAL,
      .name = "serial",
      .backend = GL_BACKEND_CPU,

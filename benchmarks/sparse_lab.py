@@ -8,6 +8,7 @@ the same arrays:
 float32 values, int32 indices. GB/s under the byte model of benchmarks/NOTES.md ("Sparse lab"):
 each variant's own bytes (gl.sparse.spmv_bytes: CSR's arrays, x and y once, plus what the
 in-call ELL / SELL / COO conversion writes and then reads), and GFLOP/s at 2 flops a nonzero.
+csr_subwarp runs once with its lanes rule and once with each lanes value (rows with "lanes").
 ELL and SELL variants are left out (and say so) where an ELL-sized scratch would pass a quarter
 of the device's memory (the power-law matrix's longest row is about 1350 nonzeros: 45 GB). The
 issue's targets: the best SpMV >= 1.1x cuSPARSE on the Laplacian and >= 1.2x on the power-law
@@ -61,6 +62,11 @@ def ladder(name, A, repeat, memory_bytes):
             continue
         r = gl.bench(gl.spmv, dA, x, variant=v.id, repeat=repeat, peers=v.name == "cusparse")
         rows.append(row(r, name, A))
+        # csr_subwarp (8): the row above is its lanes rule's choice; then each lanes value, the
+        # sweep that tests the rule (benchmarks/NOTES.md, "Sparse lab: csr_subwarp")
+        for lanes in v.tunables.get("lanes", {}).get("values", []):
+            r = gl.bench(gl.spmv, dA, x, variant=v.id, lanes=lanes, repeat=repeat)
+            rows.append(row(r, name, A, lanes=lanes))
     return {"advice": advice, "ladder": rows, "skipped": skipped}
 
 

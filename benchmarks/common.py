@@ -24,14 +24,17 @@ def require_gpu():
         sys.exit(f"this benchmark needs a GPU: {gl._core._gpu_status()}")
 
 
-def ladder_args():
-    """--repeat (default 10) and --quick (small sizes: a check of the script, not a
-    measurement), parsed; exits, saying why, where no GPU is usable."""
+def ladder_args(repeat=10, quick_help="small sizes only", extra=None):
+    """--repeat (default `repeat`) and --quick (`quick_help`: a check of the script, not a
+    measurement), and the script's own arguments (extra(parser) adds them), parsed; exits,
+    saying why, where no GPU is usable."""
     import argparse
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=repeat)
     parser.add_argument("--quick", action="store_true",
-                        help="small sizes only (a check of the script, not a measurement)")
+                        help=f"{quick_help} (a check of the script, not a measurement)")
+    if extra is not None:
+        extra(parser)
     args = parser.parse_args()
     require_gpu()
     return args

@@ -12,7 +12,6 @@ between barriers, and the slowest rank's median counts.
     python3 benchmarks/multi_allreduce.py [--repeat 20] [--quick]
 """
 
-import argparse
 import multiprocessing
 import os
 import socket
@@ -22,7 +21,7 @@ import time
 import numpy as np
 
 import gpulab as gl
-from common import require_gpu, save
+from common import ladder_args, save
 
 MIB = 1 << 20
 WARMUP = 3
@@ -126,12 +125,7 @@ def free_port():
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=20)
-    parser.add_argument("--quick", action="store_true",
-                        help="1 and 4 MiB only (a check of the script, not a measurement)")
-    args = parser.parse_args()
-    require_gpu()
+    args = ladder_args(repeat=20, quick_help="1 and 4 MiB only")
     os.environ.update(gl.multi.child_env())  # NVLink multicast stays off in the children too
     n = gl._core._multi_device_count()
     if n < 2:  # not a failure of a one-GPU machine's benchmark run (tools/gpu-check.sh bench)

@@ -14,12 +14,11 @@ run: benchmarks/NOTES.md, "Multi-GPU Jacobi (issue 16)".
     python3 benchmarks/multi_jacobi.py [--repeat 5] [--sweeps 200] [--quick]
 """
 
-import argparse
 
 import numpy as np
 
 import gpulab as gl
-from common import require_gpu, save
+from common import ladder_args, save
 
 SIZES = {"2d": (16384, 16384), "3d": (512, 512, 512)}
 QUICK_SIZES = {"2d": (1024, 1024), "3d": (64, 64, 64)}
@@ -45,13 +44,8 @@ def solver(sweeps, exchange, overlap):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=5, help="trials per point (the median)")
-    parser.add_argument("--sweeps", type=int, default=200)
-    parser.add_argument("--quick", action="store_true",
-                        help="small grids only (a check of the script, not a measurement)")
-    args = parser.parse_args()
-    require_gpu()
+    args = ladder_args(repeat=5, quick_help="small grids only",
+                       extra=lambda p: p.add_argument("--sweeps", type=int, default=200))
     count = gl._core._multi_device_count()
     counts = [1, 2] if count >= 2 else [1]
     if count < 2:

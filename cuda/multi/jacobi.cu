@@ -254,21 +254,12 @@ int set_up(const problem &p, std::vector<slab> &slabs, const void *f, const void
   for (int i = 0; i + 1 < p.count; ++i) {
     const int a = slabs[i].device, b = slabs[i + 1].device;
     int ab = 0, ba = 0;
-    int code = GLC_CUDA(cudaDeviceCanAccessPeer, &ab, a, b);
-    if (!code) code = GLC_CUDA(cudaDeviceCanAccessPeer, &ba, b, a);
+    int code = glc_multi_enable_peer(a, b, &ab);
+    if (!code) code = glc_multi_enable_peer(b, a, &ba);
     if (code) return code;
     if (!ab || !ba)
       return glc_fail(cudaErrorPeerAccessUnsupported,
                       "glc_multi_jacobi (exchange p2p: neighbouring GPUs without peer access)");
-    for (int k = 0; k < 2; ++k) {
-      code = guard.use(k ? b : a);
-      if (code) return code;
-      const cudaError_t enabled = cudaDeviceEnablePeerAccess(k ? a : b, 0);
-      if (enabled == cudaErrorPeerAccessAlreadyEnabled)
-        cudaGetLastError();  // enabled before (topology's bandwidth, an earlier solve): fine
-      else if (enabled != cudaSuccess)
-        return glc_fail(enabled, "cudaDeviceEnablePeerAccess");
-    }
   }
   return cudaSuccess;
 }

@@ -148,6 +148,11 @@ GLC_API int glc_multi_topology(int count, int *access, int *atomics, int *rank);
  * timed copies after one warm-up, for every pair of count devices (the diagonal: a copy within
  * the device). Peer access is enabled where the devices allow it (and left enabled). */
 GLC_API int glc_multi_p2p_bandwidth(int count, size_t bytes, int repeat, double *gbps);
+/* Lets device from read and write device to's cudaMalloc'd memory when CUDA allows it (*enabled
+ * = 1; 0 and cudaSuccess where it does not). The process remembers the pairs it enabled and asks
+ * CUDA once per pair: a second cudaDeviceEnablePeerAccess is an API error that the sanitizers
+ * report (cudaErrorPeerAccessAlreadyEnabled). The calling thread's device is kept. */
+GLC_API int glc_multi_enable_peer(int from, int to, int *enabled);
 
 #ifdef __cplusplus
 }

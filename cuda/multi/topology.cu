@@ -3,6 +3,9 @@
 // for peers joined by NVLink (or NVSwitch, or C2C) and not for PCIe peers, where CUDA offers no
 // native atomics on peer memory. gpulab/labs/multi.py names the kinds and states the limits.
 #include <algorithm>
+#include <mutex>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "cuda/core/errors.cuh"
@@ -26,21 +29,30 @@ int glc_multi_topology(int count, int *access, int *atomics, int *rank) {
   return cudaSuccess;
 }
 
-namespace {
-
-// Lets device `from` reach `to` directly when CUDA allows it; already enabled is fine.
-int enable_peer(int from, int to, DeviceGuard &guard) {
+int glc_multi_enable_peer(int from, int to, int *enabled) {
+  static std::mutex lock;
+  static std::set<std::pair<int, int>> pairs;
+  *enabled = 0;
   int can = 0, code = GLC_CUDA(cudaDeviceCanAccessPeer, &can, from, to);
   if (code || !can) return code;
-  code = guard.use(from);
-  if (code) return code;
-  cudaError_t enabled = cudaDeviceEnablePeerAccess(to, 0);
-  if (enabled == cudaErrorPeerAccessAlreadyEnabled) {
-    cudaGetLastError();  // not an error here; clear it
-    return cudaSuccess;
+  const std::lock_guard<std::mutex> hold(lock);
+  if (!pairs.count({from, to})) {
+    DeviceGuard guard;
+    code = guard.use(from);
+    if (code) return code;
+    const cudaError_t result = cudaDeviceEnablePeerAccess(to, 0);
+    // Another library in the process (CuPy, torch) may have enabled it first: still enabled.
+    if (result == cudaErrorPeerAccessAlreadyEnabled)
+      cudaGetLastError();
+    else if (result != cudaSuccess)
+      return glc_fail(result, "cudaDeviceEnablePeerAccess");
+    pairs.insert({from, to});
   }
-  return glc_fail(enabled, "cudaDeviceEnablePeerAccess");
+  *enabled = 1;
+  return cudaSuccess;
 }
+
+namespace {
 
 // Median GB/s of repeat copies of bytes from src (device i) to dst (device j), timed on a
 // stream of device i; cudaMemcpyPeerAsync goes over the peer link when access is enabled and
@@ -96,7 +108,8 @@ int glc_multi_p2p_bandwidth(int count, size_t bytes, int repeat, double *gbps) {
   }
   for (int i = 0; i < count && !code; ++i)
     for (int j = 0; j < count && !code; ++j) {
-      if (i != j) code = enable_peer(i, j, guard);
+      int enabled = 0;
+      if (i != j) code = glc_multi_enable_peer(i, j, &enabled);
       if (!code)
         code = time_copies(i, j, buffers[2 * j + 1], buffers[2 * i], bytes, repeat,
                            &gbps[i * count + j], guard);

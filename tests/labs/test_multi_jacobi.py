@@ -310,6 +310,7 @@ def test_device_arrays_come_back_as_device_arrays_and_times_are_reported():
     t = got.timing
     assert t["total_ms"] > 0 and t["compute_ms"] > 0 and t["allreduce_ms"] >= 0
     assert len(t["compute_ms_per_gpu"]) == 1 and t["exchange_ms"] >= 0
+    assert t["exposed_ms"] == max(0.0, t["total_ms"] - t["compute_ms"])
 
 
 @pytest.mark.gpu
@@ -333,3 +334,4 @@ def test_scaling_of_the_real_solve_reports_its_components():
     table = mg.scaling(run, [256], gpus=[1, 2], trials=2)
     assert all(r["compute_ms"] > 0 and r["total_ms"] > 0 for r in table)
     assert table[1]["exchange_ms"] > 0
+    assert all(0 <= r["exposed_ms"] <= r["total_ms"] for r in table)

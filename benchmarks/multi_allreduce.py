@@ -9,7 +9,10 @@ one call, host to host (every call returns when all GPUs are done; torch's is fo
 torch.cuda.synchronize()), the median of --repeat after 3 warm-ups; a rank's times are taken
 between barriers, and the slowest rank's median counts.
 
-    python3 benchmarks/multi_allreduce.py [--repeat 20] [--quick]
+    python3 benchmarks/multi_allreduce.py [--repeat 20] [--quick] [--max-mib 1024] [--tag x4]
+
+--max-mib: the largest size (sizes go up by 4x from 1 MiB; issue 17 runs to 4096); --tag: saved
+as multi_allreduce_TAG.json.
 """
 
 import multiprocessing
@@ -125,13 +128,19 @@ def free_port():
 
 
 def main():
-    args = ladder_args(repeat=20, quick_help="1 and 4 MiB only")
+    def arguments(p):
+        p.add_argument("--max-mib", type=int, default=1024, help="largest size in MiB")
+        p.add_argument("--tag", default="", help="saved as multi_allreduce_TAG.json")
+
+    args = ladder_args(repeat=20, quick_help="1 and 4 MiB only", extra=arguments)
     os.environ.update(gl.multi.child_env())  # NVLink multicast stays off in the children too
     n = gl._core._multi_device_count()
     if n < 2:  # not a failure of a one-GPU machine's benchmark run (tools/gpu-check.sh bench)
         print(f"multi_allreduce: not measured: needs 2 GPUs or more, {n} visible")
         return
-    sizes = [MIB, 4 * MIB] if args.quick else [MIB << (2 * k) for k in range(6)]  # 1 MiB-1 GiB
+    sizes = [MIB, 4 * MIB]
+    while not args.quick and sizes[-1] * 4 <= args.max_mib * MIB:
+        sizes.append(sizes[-1] * 4)
     results = {"gpus": n, "nccl": gl.multi.nccl_info(), "devices": gl.devices().meta,
                "one_process": one_process(sizes, args.repeat, n)}
     for name, target, extra in (("one_process_per_gpu", gpulab_rank, multiprocessing.get_context(
@@ -154,7 +163,7 @@ def main():
                     a["bus_gbps"] / b["bus_gbps"]
                     for a, b in zip(results[mode], results["torch_distributed"])]
                 print(f"{mode} / torch:", " ".join(f"{r:.3f}" for r in results[f"{mode}_vs_torch"]))
-    save("multi_allreduce", {"repeat": args.repeat, "quick": args.quick,
+    save("multi_allreduce" + (f"_{args.tag}" if args.tag else ""), {"repeat": args.repeat, "quick": args.quick,
                              "sizes": sizes, "dtype": "float32"}, results)
 
 

@@ -12,6 +12,12 @@ is the grid, 2 GPUs solve it with axis 0 doubled (the slab axis). Predictions be
 run: benchmarks/NOTES.md, "Multi-GPU Jacobi (issue 16)".
 
     python3 benchmarks/multi_jacobi.py [--repeat 5] [--sweeps 200] [--quick]
+        [--gpus 1,2,4] [--strong 16384x16384,512x512x512] [--weak 16384x16384,512x512x512]
+        [--exchange p2p,nccl] [--overlap both|on|off] [--tag x4]
+
+--gpus: the GPU counts (default 1, 2, 4, ... up to every visible GPU); --strong: the grids of
+strong scaling; --weak: one GPU's share in weak scaling; --tag: saved as multi_jacobi_TAG.json
+(issue 17's runs on 4 and 8 GPUs keep the 2-GPU file of issue 16).
 """
 
 
@@ -20,71 +26,110 @@ import numpy as np
 import gpulab as gl
 from common import ladder_args, save
 
-SIZES = {"2d": (16384, 16384), "3d": (512, 512, 512)}
-QUICK_SIZES = {"2d": (1024, 1024), "3d": (64, 64, 64)}
+STRONG = "16384x16384,512x512x512"
+WEAK = "16384x16384,512x512x512"
+QUICK = "1024x1024,64x64x64"
 CHECK_EVERY = 50
 
 
-def solver(sweeps, exchange, overlap):
-    """scaling()'s fn: a solve of `shape` on the first `gpus` GPUs; f and u0 made once per
-    shape (the largest, 32768 x 16384 float32, is 2 GiB each)."""
-    grids = {}
+def shapes(text):
+    """'16384x16384,512x512x512' -> [(16384, 16384), (512, 512, 512)]"""
+    return [tuple(int(n) for n in item.split("x")) for item in text.split(",") if item]
+
+
+def counts_up_to(count):
+    """1, 2, 4, ... and count itself."""
+    counts = [1]
+    while counts[-1] * 2 <= count:
+        counts.append(counts[-1] * 2)
+    return counts if counts[-1] == count else counts + [count]
+
+
+class Grids:
+    """f (standard normal, seed 0) and u0 (zeros) per shape, made once: the 1024^3 and 32768^2
+    grids are 4 GiB each and take seconds to draw. clear() between base sizes."""
+
+    def __init__(self):
+        self.grids = {}
+
+    def __call__(self, shape):
+        if shape not in self.grids:
+            rng = np.random.default_rng(0)
+            self.grids[shape] = (rng.standard_normal(shape, np.float32),
+                                 np.zeros(shape, np.float32))
+        return self.grids[shape]
+
+    def clear(self):
+        self.grids.clear()
+
+
+def solver(grids, sweeps, exchange, overlap):
+    """scaling()'s fn: a solve of `shape` on the first `gpus` GPUs."""
 
     def run(shape, gpus):
-        if shape not in grids:
-            grids.clear()
-            rng = np.random.default_rng(0)
-            grids[shape] = (rng.standard_normal(shape, np.float32),
-                            np.zeros(shape, np.float32))
-        f, u0 = grids[shape]
+        f, u0 = grids(shape)
         return gl.multi.jacobi(f, u0, iters=sweeps, check_every=CHECK_EVERY,
                                gpus=list(range(gpus)), exchange=exchange, overlap=overlap)
 
     return run
 
 
+def arguments(p):
+    p.add_argument("--sweeps", type=int, default=200)
+    p.add_argument("--gpus", default=None, help="GPU counts, e.g. 1,2,4 (default: 1, 2, 4, "
+                   "... up to every visible GPU)")
+    p.add_argument("--strong", default=STRONG, help="grids for strong scaling")
+    p.add_argument("--weak", default=WEAK, help="one GPU's share for weak scaling")
+    p.add_argument("--exchange", default="p2p,nccl")
+    p.add_argument("--overlap", choices=("both", "on", "off"), default="both")
+    p.add_argument("--tag", default="", help="saved as multi_jacobi_TAG.json")
+
+
 def main():
-    args = ladder_args(repeat=5, quick_help="small grids only",
-                       extra=lambda p: p.add_argument("--sweeps", type=int, default=200))
+    args = ladder_args(repeat=5, quick_help="small grids only", extra=arguments)
     count = gl._core._multi_device_count()
-    counts = [1, 2] if count >= 2 else [1]
+    counts = ([int(n) for n in args.gpus.split(",")] if args.gpus else counts_up_to(count))
+    if max(counts) > count:
+        raise SystemExit(f"--gpus {args.gpus}: only {count} GPUs visible")
     if count < 2:
         print(f"only {count} GPU visible: the 1-GPU baselines alone, no scaling")
-    exchanges = ["p2p", "nccl"]
-    if count >= 2:
+    exchanges = args.exchange.split(",")
+    if len(counts) > 1:
         try:
             gl.multi.load_nccl()
         except gl.multi.NcclNotFoundError as e:
             print(f"no NCCL, p2p only: {e}")
-            exchanges = ["p2p"]
+            exchanges = [e for e in exchanges if e != "nccl"]
         access = gl.devices().meta["p2p_access"]
-        if not (access[0][1] and access[1][0]):
-            print("GPUs 0 and 1 have no peer access: nccl only")
+        if not all(access[i][i + 1] and access[i + 1][i] for i in range(max(counts) - 1)):
+            print("neighbouring GPUs without peer access: nccl only")
             exchanges = [e for e in exchanges if e != "p2p"]
-    sizes = QUICK_SIZES if args.quick else SIZES
+    overlaps = {"both": (True, False), "on": (True,), "off": (False,)}[args.overlap]
+    plan = [("strong", shape) for shape in shapes(QUICK if args.quick else args.strong)]
+    plan += [("weak", shape) for shape in shapes(QUICK if args.quick else args.weak)]
+    grids = Grids()
     results = []
-    for dim, shape in sizes.items():
-        for mode in ("strong", "weak"):
-            for exchange in exchanges:
-                for overlap in (True, False):
-                    table = gl.multi.scaling(solver(args.sweeps, exchange, overlap), [shape],
-                                             gpus=counts, mode=mode, trials=args.repeat)
-                    for row in table:
-                        row.update(dim=dim, exchange=exchange, overlap=overlap,
-                                   sweeps=args.sweeps,
-                                   ms_per_sweep=row["total_ms"] / args.sweeps)
-                        results.append(row)
-                        print(f"{dim} {mode:6s} {exchange:4s} overlap={overlap!s:5s} "
-                              f"{row['gpus']} GPU {str(row['problem']):20s} "
-                              f"{row['total_ms']:9.2f} ms (compute {row['compute_ms']:8.2f}, "
-                              f"exchange {row['exchange_ms']:7.2f}, all-reduce "
-                              f"{row['allreduce_ms']:6.2f}, exposed {row['exposed_ms']:6.2f})"
-                              f"  S={row['speedup']:.3f} "
-                              f"E={row['efficiency']:.3f}")
+    for mode, shape in plan:
+        grids.clear()
+        for exchange in exchanges:
+            for overlap in overlaps:
+                table = gl.multi.scaling(solver(grids, args.sweeps, exchange, overlap), [shape],
+                                         gpus=counts, mode=mode, trials=args.repeat)
+                for row in table:
+                    row.update(dim=f"{len(shape)}d", exchange=exchange, overlap=overlap,
+                               sweeps=args.sweeps, ms_per_sweep=row["total_ms"] / args.sweeps)
+                    results.append(row)
+                    print(f"{len(shape)}d {mode:6s} {exchange:4s} overlap={overlap!s:5s} "
+                          f"{row['gpus']} GPU {str(row['problem']):20s} "
+                          f"{row['total_ms']:9.2f} ms (compute {row['compute_ms']:8.2f}, "
+                          f"exchange {row['exchange_ms']:7.2f}, all-reduce "
+                          f"{row['allreduce_ms']:6.2f}, exposed {row['exposed_ms']:6.2f})"
+                          f"  S={row['speedup']:.3f} E={row['efficiency']:.3f}", flush=True)
     gl.multi.close()
-    save("multi_jacobi", {"repeat": args.repeat, "sweeps": args.sweeps, "quick": args.quick,
-                          "check_every": CHECK_EVERY, "gpus": counts, "dtype": "float32"},
-         results)
+    save("multi_jacobi" + (f"_{args.tag}" if args.tag else ""),
+         {"repeat": args.repeat, "sweeps": args.sweeps, "quick": args.quick,
+          "check_every": CHECK_EVERY, "gpus": counts, "dtype": "float32",
+          "exchanges": exchanges, "overlap": list(overlaps), "plan": plan}, results)
 
 
 if __name__ == "__main__":

@@ -125,11 +125,12 @@ def main():
                           f"exchange {row['exchange_ms']:7.2f}, all-reduce "
                           f"{row['allreduce_ms']:6.2f}, exposed {row['exposed_ms']:6.2f})"
                           f"  S={row['speedup']:.3f} E={row['efficiency']:.3f}", flush=True)
+        # saved after every grid: a run stopped by its time limit keeps what it measured
+        save("multi_jacobi" + (f"_{args.tag}" if args.tag else ""),
+             {"repeat": args.repeat, "sweeps": args.sweeps, "quick": args.quick,
+              "check_every": CHECK_EVERY, "gpus": counts, "dtype": "float32",
+              "exchanges": exchanges, "overlap": list(overlaps), "plan": plan}, results)
     gl.multi.close()
-    save("multi_jacobi" + (f"_{args.tag}" if args.tag else ""),
-         {"repeat": args.repeat, "sweeps": args.sweeps, "quick": args.quick,
-          "check_every": CHECK_EVERY, "gpus": counts, "dtype": "float32",
-          "exchanges": exchanges, "overlap": list(overlaps), "plan": plan}, results)
 
 
 if __name__ == "__main__":

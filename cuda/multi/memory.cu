@@ -19,7 +19,9 @@ int device_stream(int device, cudaStream_t *stream) {
     return glc_fail(cudaErrorInvalidDevice, "multi: device ordinal past 63");
   std::lock_guard<std::mutex> guard(streams_lock);
   if (streams[device] == nullptr) {
-    int code = GLC_CUDA(cudaStreamCreateWithFlags, &streams[device], cudaStreamNonBlocking);
+    // the pool keeps freed memory, as device 0's does (see make_comm in nccl.cu)
+    int code = glc_pool_init(device);
+    if (!code) code = GLC_CUDA(cudaStreamCreateWithFlags, &streams[device], cudaStreamNonBlocking);
     if (code) return code;
   }
   *stream = streams[device];

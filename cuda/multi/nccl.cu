@@ -147,9 +147,13 @@ int glc_nccl_unique_id(void *id) {
 namespace {
 
 // A communicator record for comm on device, with its own stream there (device is current).
+// The device's pool keeps what is freed, as device 0's does (glc_pool_init): each collective
+// and reduce allocates its scalars and scratch there, and with the default threshold every sync
+// would hand that memory back and the next call map it again.
 int make_comm(nccl_comm comm, int rank, int world, int device, glc_multi_comm **out) {
   cudaStream_t stream = nullptr;
-  int code = GLC_CUDA(cudaStreamCreateWithFlags, &stream, cudaStreamNonBlocking);
+  int code = glc_pool_init(device);
+  if (!code) code = GLC_CUDA(cudaStreamCreateWithFlags, &stream, cudaStreamNonBlocking);
   if (code) return code;
   *out = new glc_multi_comm{comm, rank, world, device, stream};
   return cudaSuccess;

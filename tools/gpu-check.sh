@@ -84,13 +84,14 @@ for step in $steps; do
   test)
     # The full fuzz is the fuzz step's, with its log: not twice. GPULAB_TEST_SHARDS=n runs the
     # suite as n processes at once (tests/conftest.py's GPULAB_SHARD), their logs one after
-    # another in pytest.log and one verdict, FAIL if any shard fails.
+    # another in pytest.log and one verdict, FAIL if any shard fails. --durations: the device
+    # time is rationed, and the slowest tests are where a shorter suite would start.
     shards=${GPULAB_TEST_SHARDS:-1}
     if [ "$shards" -le 1 ]; then
-      run pytest python3 -m pytest -q -rs --deselect tests/core/test_fuzz.py::test_fuzz_full
+      run pytest python3 -m pytest -q -rs --durations=25 --deselect tests/core/test_fuzz.py::test_fuzz_full
     else
       for k in $(seq 0 $((shards - 1))); do
-        run "pytest-$k" env GPULAB_SHARD="$k/$shards" python3 -m pytest -q -rs \
+        run "pytest-$k" env GPULAB_SHARD="$k/$shards" python3 -m pytest -q -rs --durations=25 \
           --deselect tests/core/test_fuzz.py::test_fuzz_full &
       done
       wait

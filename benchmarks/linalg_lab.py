@@ -8,7 +8,8 @@
     cuBLAS with TF32 on); S0's skewed sweep m = 1024 i, n = 1024 / i, k = 1024 for i = 1, 2,
     4, ..., 1024; the tile sweep of every tunable variant at 4096^3 (the notebook's heatmap),
     one tunable at a time; and the FULL grid of the top rung's configurations (multistage: warps
-    x bk x stages, every combination) at every matmul size, repeat 5, with the best
+    x bk x stages x bm, every combination it compiles: 12 of 128-row tiles, 6 of 256-row tiles
+    at 8 warps) at every matmul size, repeat 5, with the best
     configuration per size against cuBLAS in the summary (`sgemm_top_rung_best`);
   * transpose: every CUDA variant at 16384^2 float32, against the copy variant and CuPy's
     .T.copy() (968 GB/s on the H100, benchmarks/NOTES.md).
@@ -24,11 +25,11 @@ transpose >= 0.9x the copy; the best hand-written matvec >= 1.0x cuBLAS SGEMV at
 """
 
 import argparse
-import itertools
 
 import numpy as np
 
 import gpulab as gl
+from gpulab.labs.linalg import matmul_configurations
 from common import require_gpu, save
 
 HAND_WRITTEN_SGEMM = ("naive", "coalesced", "shared_tiles", "padded_tiles", "register_1d",
@@ -137,10 +138,9 @@ def matmul_tunables(s, repeat):
 
 
 def configurations(v):
-    """Every combination of v's tunables, from the variant table (each a compiled instance)."""
-    names = list(v.tunables)
-    return [dict(zip(names, values))
-            for values in itertools.product(*(v.tunables[name]["values"] for name in names))]
+    """Every combination of v's tunables that matmul accepts (each a compiled instance):
+    multistage's 128-row tiles at 4 and 8 warps and its 256-row tiles at 8."""
+    return matmul_configurations(v)
 
 
 def label(config):

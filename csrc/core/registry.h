@@ -25,7 +25,7 @@ typedef enum { GL_BACKEND_CUDA = 0, GL_BACKEND_CPU = 1 } gl_backend;
  * error); memcheck does, so the sanitizer drivers give these variants to memcheck alone. */
 #define GL_DEVICE_LAUNCHES (1u << 4)
 
-#define GL_MAX_TUNABLES 3
+#define GL_MAX_TUNABLES 4
 #define GL_MAX_TUNABLE_VALUES 16
 #define GL_MAX_MODES 4
 

@@ -45,7 +45,8 @@ enum glc_matmul_variant {
   GLC_MATMUL_CUBLAS = 9,          /* cuBLAS SGEMM/DGEMM, TF32 off */
   GLC_MATMUL_TF32_WMMA = 10,      /* tensor cores, TF32 inputs, FP32 accumulate */
   GLC_MATMUL_CUBLAS_TF32 = 11,    /* cuBLAS SGEMM with TF32 tensor-op math: variant 10's peer */
-  GLC_MATMUL_MULTISTAGE = 12,     /* warp tiles, 2-4 cp.async stages, two blocks an SM (after 8) */
+  GLC_MATMUL_MULTISTAGE = 12,     /* warp tiles, 2-4 cp.async stages, two 128-row blocks or one
+                                   * 256-row block an SM (after 8) */
   /* CPU ladder */
   GLC_MATMUL_CPU_IJK = 100,
   GLC_MATMUL_CPU_IKJ = 101,
@@ -65,9 +66,9 @@ enum glc_transpose_variant {
 /* The matmul tunables; 0 means the variant's default. Each variant reads the ones it has. */
 typedef struct {
   int tile;       /* variants 2-3: the square shared tile (8, 16 or 32) */
-  int bm, bn, bk; /* variants 4-8 and 10: the block tile */
+  int bm, bn, bk; /* variants 4-8 and 10: the block tile; 12: bm (128 or 256) and bk */
   int tm, tn;     /* variants 4-8: the thread tile */
-  int warps;      /* variant 12: warps per 128 x 128 block tile (4 or 8) */
+  int warps;      /* variant 12: warps per bm x 128 block tile (4 or 8; 8 at bm = 256) */
   int stages;     /* variant 12: shared stages of the cp.async pipeline (2, 3 or 4) */
 } glc_matmul_tunables;
 

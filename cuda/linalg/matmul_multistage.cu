@@ -18,17 +18,24 @@
 //    each, at most 128 registers, 16 warps an SM. WARPS = 4: 128 threads of 16 x 8 results
 //    (warp tiles of 64 x 64: 6 shared loads per 128 FMAs instead of 4 per 64), 8 warps an SM.
 //    The grid is the two philosophies: more warps to hide latency, or more work per warp.
+//  - bm = 256 (8 warps only): cuBLAS's shape at 4096^3 on the H100 (ncu: 256 x 128 block tiles,
+//    16 x 8 results a thread, 256 threads, one block an SM). The best 128-row configuration
+//    reached 0.884x cuBLAS with 25% of its instructions not FFMAs and 80% issue efficiency, against
+//    cuBLAS's 13% and 88%: 16 x 8 a thread halves the shared loads and address arithmetic per FMA
+//    of 8 x 8, and halves the copies of B per result, at 8 warps an SM instead of 16 (one block
+//    of up to 255 registers a thread). Not measured yet: predictions in SGEMM_RESOURCES.md.
 //
-// Layout. A block computes a 128 x 128 tile of C. Its warps form (WARPS / 2) x 2 warp tiles of
-// WM x 64 (WM = 32 for 8 warps, 64 for 4); the 32 lanes of a warp form 4 rows x 8 columns, and
+// Layout. A block computes a BM x 128 tile of C (BM = 128 or 256). Its warps form (WARPS / 2) x
+// 2 warp tiles of WM x 64 (WM = 32 for 128 rows at 8 warps, 64 for 128 at 4 and for 256 at 8);
+// the 32 lanes of a warp form 4 rows x 8 columns, and
 // lane (lr, lc) holds TM x 8 results as (TM / 4) x 2 sub-tiles of 4 x 4: rows lr * 4 + {0..3}
 // + 16 h, columns lc * 4 + {0..3} + 32 h' of the warp tile (variant 7's layout, extended down).
 // Per step of k a warp reads TM / 4 A float4s (each a broadcast to 8 lanes) and 2 B float4s (8
 // distinct, 128 consecutive bytes): no bank conflicts. A is stored transposed (k-major, rows
 // padded by 4 floats) through 4-byte cp.async copies, since a 16-byte copy cannot transpose; B
 // as it is, through 16-byte copies when b is 16-byte aligned and n % 4 == 0, else 4-byte ones.
-// Shared memory is dynamic: STAGES * BK * (132 + 128) * 4 bytes, up to 66560 at bk = 16 and 4
-// stages, past the 48 KiB static limit (the launch opts in).
+// Shared memory is dynamic: STAGES * BK * (BM + 4 + 128) * 4 bytes, up to 66560 at bm = 128, bk
+// = 16 and 4 stages (99328 at bm = 256), past the 48 KiB static limit (the launch opts in).
 //
 // Any m, n, k: past k, and past n in B, elements are copied as zeros (cp.async with a source
 // size of 0); A's rows past m are copied from row m - 1 (their results are never stored, and the
@@ -50,16 +57,23 @@ namespace {
 constexpr int multistage_vector_b = 1;  // b 16-byte aligned and n % 4 == 0: 16-byte copies of B
 constexpr int multistage_vector_c = 2;  // c 16-byte aligned and n % 4 == 0: 16-byte stores of C
 
-template <int WARPS, int BK, int STAGES>
+// 128-row tiles: two blocks an SM (at most 128 registers a thread at 8 warps); 256-row tiles
+// (8 warps of 16 x 8 results): one block an SM, up to 255 registers a thread.
+template <int BM>
+constexpr int multistage_blocks_per_sm = BM == 128 ? 2 : 1;
+
+template <int BM_, int WARPS, int BK, int STAGES>
 struct multistage_shape {
-  static constexpr int BM = 128, BN = 128, THREADS = WARPS * 32;
+  static constexpr int BM = BM_, BN = 128, THREADS = WARPS * 32;
   static constexpr int WARPS_N = 2, WM = BM / (WARPS / WARPS_N), WN = BN / WARPS_N;
   static constexpr int TM = WM / 4;   // rows of results a lane holds (8 or 16); 8 columns
-  static constexpr int LDA = BM + 4;  // a transposed A row: 132 floats, 16-byte aligned, and
-                                      // 132 % 32 == 4 spreads the copies of 8 k over the banks
+  static constexpr int LDA = BM + 4;  // a transposed A row: 132 or 260 floats, 16-byte aligned,
+                                      // and LDA % 32 == 4 spreads the copies of 8 k over the banks
   static constexpr int STAGE_FLOATS = BK * LDA + BK * BN;
   static constexpr unsigned SHARED_BYTES = STAGES * STAGE_FLOATS * sizeof(float);
+  static_assert(BM == 128 || (BM == 256 && WARPS == 8), "128 x 128 tiles, or 256 x 128 at 8 warps");
   static_assert(WN == 64 && (WM == 32 || WM == 64), "warp tiles of 32 x 64 or 64 x 64");
+  static_assert(SHARED_BYTES <= 227 * 1024, "an SM's shared memory, 227 KiB a block");
   static_assert(BK % 2 == 0, "the register double buffer alternates within a slice");
   static_assert(STAGES >= 2, "at least one slice in flight");
 };
@@ -81,11 +95,11 @@ __device__ __forceinline__ void load_fragments(const float *as_k, const float *b
   }
 }
 
-template <int WARPS, int BK, int STAGES>
-__global__ void __launch_bounds__(WARPS * 32, 2)
+template <int BM_, int WARPS, int BK, int STAGES>
+__global__ void __launch_bounds__(WARPS * 32, multistage_blocks_per_sm<BM_>)
     sgemm_multistage(size_t m, size_t n, size_t k, const float *__restrict__ a,
                      const float *__restrict__ b, float *__restrict__ c, int vector) {
-  using S = multistage_shape<WARPS, BK, STAGES>;
+  using S = multistage_shape<BM_, WARPS, BK, STAGES>;
   constexpr int BM = S::BM, BN = S::BN, THREADS = S::THREADS, TM = S::TM, LDA = S::LDA;
   extern __shared__ __align__(16) float stages[];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -103,7 +117,7 @@ __global__ void __launch_bounds__(WARPS * 32, 2)
   // every in-range offset fits, and a thread keeps one register per address instead of two
   // (at 8 warps the 128-register cap of two blocks an SM leaves 32 past the 64 results and 32
   // operands). Out-of-range copies read nothing (and name the base).
-  // The row tiles' starts too: row0 < m < 2^31, and row0 + 65535 * 128 < 2^32.
+  // The row tiles' starts too: row0 < m < 2^31, and row0 + 65535 * 256 < 2^32.
   const unsigned m32 = static_cast<unsigned>(m), n32 = static_cast<unsigned>(n);
   const unsigned k32 = static_cast<unsigned>(k);
   const unsigned col0 = blockIdx.x * static_cast<unsigned>(BN);
@@ -208,11 +222,11 @@ __global__ void __launch_bounds__(WARPS * 32, 2)
   }
 }
 
-template <int WARPS, int BK, int STAGES>
+template <int BM, int WARPS, int BK, int STAGES>
 int launch_multistage(size_t m, size_t n, size_t k, const float *a, const float *b, float *c,
                       cudaStream_t stream) {
-  using S = multistage_shape<WARPS, BK, STAGES>;
-  auto *kernel = sgemm_multistage<WARPS, BK, STAGES>;
+  using S = multistage_shape<BM, WARPS, BK, STAGES>;
+  auto *kernel = sgemm_multistage<BM, WARPS, BK, STAGES>;
   dim3 grid;
   if (!tile_grid(m, n, S::BM, S::BN, &grid))
     return glc_fail(cudaErrorInvalidValue, "sgemm_multistage(n too large)");
@@ -221,8 +235,8 @@ int launch_multistage(size_t m, size_t n, size_t k, const float *a, const float 
   if (code) return code;
   if (!supported) return glc_fail(cudaErrorNotSupported, "sgemm_multistage(sm_80+)");
   // Past 48 KiB a block must opt in; and two blocks an SM need up to 2 x 65 KiB of the unified
-  // L1/shared memory, so ask for the largest shared carveout (the kernel's only L1 traffic is
-  // A's 4-byte copies, each line read once).
+  // L1/shared memory (one 256-row block up to 97 KiB), so ask for the largest shared carveout (the
+  // kernel's only L1 traffic is A's 4-byte copies, each line read once).
   code = GLC_CUDA(cudaFuncSetAttribute, kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                   static_cast<int>(S::SHARED_BYTES));
   if (code) return code;
@@ -244,23 +258,30 @@ int glc_matmul_multistage(const glc_matmul_tunables *t, size_t m, size_t n, size
     return glc_fail(cudaErrorInvalidValue, "glc_matmul_multistage(m, n, k)");
   if (!glc_all_aligned(sizeof(float), a, b, c))
     return glc_fail(cudaErrorInvalidValue, "glc_matmul_multistage(pointers)");
-  // The twelve (warps, bk, stages) instantiations.
-  switch (t->warps << 16 | t->bk << 8 | t->stages) {
-#define GLC_MULTISTAGE_CASE(WARPS, BK, STAGES) \
-  case WARPS << 16 | BK << 8 | STAGES:         \
-    return launch_multistage<WARPS, BK, STAGES>(m, n, k, a, b, c, stream);
-    GLC_MULTISTAGE_CASE(8, 8, 2)
-    GLC_MULTISTAGE_CASE(8, 8, 3)
-    GLC_MULTISTAGE_CASE(8, 8, 4)
-    GLC_MULTISTAGE_CASE(8, 16, 2)
-    GLC_MULTISTAGE_CASE(8, 16, 3)
-    GLC_MULTISTAGE_CASE(8, 16, 4)
-    GLC_MULTISTAGE_CASE(4, 8, 2)
-    GLC_MULTISTAGE_CASE(4, 8, 3)
-    GLC_MULTISTAGE_CASE(4, 8, 4)
-    GLC_MULTISTAGE_CASE(4, 16, 2)
-    GLC_MULTISTAGE_CASE(4, 16, 3)
-    GLC_MULTISTAGE_CASE(4, 16, 4)
+  // The eighteen (bm, warps, bk, stages) instantiations: 128-row tiles at 4 or 8 warps, 256-row
+  // tiles at 8 (glc_matmul_blocked_resolve refuses 256 at 4 warps: 32 x 8 results a thread).
+  switch (t->bm << 20 | t->warps << 16 | t->bk << 8 | t->stages) {
+#define GLC_MULTISTAGE_CASE(BM, WARPS, BK, STAGES) \
+  case BM << 20 | WARPS << 16 | BK << 8 | STAGES:  \
+    return launch_multistage<BM, WARPS, BK, STAGES>(m, n, k, a, b, c, stream);
+    GLC_MULTISTAGE_CASE(128, 8, 8, 2)
+    GLC_MULTISTAGE_CASE(128, 8, 8, 3)
+    GLC_MULTISTAGE_CASE(128, 8, 8, 4)
+    GLC_MULTISTAGE_CASE(128, 8, 16, 2)
+    GLC_MULTISTAGE_CASE(128, 8, 16, 3)
+    GLC_MULTISTAGE_CASE(128, 8, 16, 4)
+    GLC_MULTISTAGE_CASE(128, 4, 8, 2)
+    GLC_MULTISTAGE_CASE(128, 4, 8, 3)
+    GLC_MULTISTAGE_CASE(128, 4, 8, 4)
+    GLC_MULTISTAGE_CASE(128, 4, 16, 2)
+    GLC_MULTISTAGE_CASE(128, 4, 16, 3)
+    GLC_MULTISTAGE_CASE(128, 4, 16, 4)
+    GLC_MULTISTAGE_CASE(256, 8, 8, 2)
+    GLC_MULTISTAGE_CASE(256, 8, 8, 3)
+    GLC_MULTISTAGE_CASE(256, 8, 8, 4)
+    GLC_MULTISTAGE_CASE(256, 8, 16, 2)
+    GLC_MULTISTAGE_CASE(256, 8, 16, 3)
+    GLC_MULTISTAGE_CASE(256, 8, 16, 4)
 #undef GLC_MULTISTAGE_CASE
     default:
       return glc_fail(cudaErrorInvalidValue, "glc_matmul(tunables)");

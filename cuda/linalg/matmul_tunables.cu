@@ -5,9 +5,12 @@
 //  5-8: bm in {64, 128}, bn in {64, 128}, bk in {8, 16}, defaults 128, 128, 8 (the thread tile
 //    is fixed at 8 x 8);
 //  10 tf32_wmma: none (a 128 x 128 x 16 block tile);
-//  12 multistage: warps in {4, 8}, bk in {8, 16}, stages in {2, 3, 4}, defaults 8, 16, 2 (the
-//    block tile is fixed at 128 x 128; the defaults are the fastest configuration of the grid
-//    at both 4096^3 and 8192^3 on the H100 at e8a7067, benchmarks/results/linalg_sgemm_grid.json).
+//  12 multistage: warps in {4, 8}, bk in {8, 16}, stages in {2, 3, 4}, bm in {128, 256},
+//    defaults 8, 16, 2, 128 (the block tile is bm x 128; the defaults are the fastest
+//    configuration of the 128-row grid at both 4096^3 and 8192^3 on the H100 at e8a7067,
+//    benchmarks/results/linalg_sgemm_grid.json; bm = 256, cuBLAS's shape, is not measured yet).
+//    bm = 256 takes warps = 8 only: 4 warps would hold 32 x 8 results a thread, past 255
+//    registers.
 // A tunable a variant does not have must be 0; variants 2-3's `tile` is not resolved here.
 #include <cuda_runtime.h>
 
@@ -47,7 +50,8 @@ int glc_matmul_blocked_resolve(int variant, glc_matmul_tunables *t) {
       const bool warps = resolve_one(&t->warps, 8, 4, 8);
       const bool bk = resolve_one(&t->bk, 16, 8, 16);
       const bool stages = resolve_one(&t->stages, 2, 2, 3, 4);
-      ok = warps && bk && stages && t->bm == 0 && t->bn == 0 && t->tm == 0 && t->tn == 0;
+      const bool bm = resolve_one(&t->bm, 128, 128, 256) && (t->bm == 128 || t->warps == 8);
+      ok = warps && bk && stages && bm && t->bn == 0 && t->tm == 0 && t->tn == 0;
       break;
     }
     case GLC_MATMUL_TF32_WMMA:

@@ -12,6 +12,7 @@ the argument. FP32 means FP32: no variant rounds to TF32 unless its name says so
 tf32_wmma and cublas_tf32).
 """
 
+import itertools
 import math
 import os
 
@@ -126,10 +127,28 @@ def matmul(A, B, variant=None, stream=None, **tunables):
     `variant`: None (the best where it runs), an id or a name from ``gl.variants("matmul")``.
     `tunables`: the variant's own, as its record lists them (``v.tunables``): ``tile`` (8, 16,
     32) for variants 0-3; ``tm`` for 4; ``bm``, ``bn``, ``bk`` for 5-8; ``warps`` (4, 8), ``bk``
-    (8, 16) and ``stages`` (2, 3, 4) for 12, multistage, every combination. Every variant computes
+    (8, 16), ``stages`` (2, 3, 4) and ``bm`` (128, 256; 256 with 8 warps only) for 12,
+    multistage (``matmul_configurations`` lists the combinations). Every variant computes
     in FP32 except tf32_wmma and cublas_tf32, whose names say that they round A and B to TF32
     (a 10-bit mantissa): their bound in tests/references/linalg.py is TF32's."""
     return _core.matmul(A, B, variant, stream, tunables)
+
+
+# The tunable combinations that matmul refuses although each value is in its variant's table
+# row: the table lists values one tunable at a time, and multistage's 256-row tile takes 8 warps
+# only (4 would hold 32 x 8 results a thread, past 255 registers).
+_REFUSED = {"multistage": lambda kw: kw.get("bm") == 256 and kw.get("warps") != 8}
+
+
+def matmul_configurations(v):
+    """Every combination of matmul variant v's tunable values that it accepts, each its own
+    compiled instantiation (the SGEMM rungs' bm x bn x bk, multistage's warps x bk x stages x
+    bm less 256-row tiles at 4 warps); [{}] for a variant without tunables."""
+    names = list(v.tunables)
+    refused = _REFUSED.get(v.name, lambda kw: False)
+    grid = [dict(zip(names, values))
+            for values in itertools.product(*(v.tunables[name]["values"] for name in names))]
+    return [kw for kw in grid if not refused(kw)]
 
 
 # ---------------------------------------------------------------- transpose

@@ -3,7 +3,6 @@ shapes (0, 1, odd, just over a tile, tall and skinny, short and wide), from NumP
 inputs, with every tunable value; S2's -O0..-O3 matvec variants against each other; the errors,
 which name their argument; and the name -> id numbering of cuda/linalg/linalg.h."""
 
-import itertools
 import subprocess
 import sys
 
@@ -11,6 +10,7 @@ import numpy as np
 import pytest
 
 import gpulab as gl
+from gpulab.labs.linalg import matmul_configurations
 from conftest import (CudaView, child_env, emulator, fetched, rng_for, variant_params,
                       variant_where_params)
 from references import linalg as ref
@@ -97,11 +97,9 @@ def test_matvec_unrolled_remainders():
 
 
 def tunable_grid(v):
-    """Every combination of v's tunable values, as the variant table lists them: each is its own
-    compiled instantiation (the SGEMM rungs' bm x bn x bk, multistage's warps x bk x stages)."""
-    names = list(v.tunables)
-    return [dict(zip(names, values))
-            for values in itertools.product(*(v.tunables[name]["values"] for name in names))]
+    """Every combination of v's tunable values that matmul accepts: each is its own compiled
+    instantiation (the SGEMM rungs' bm x bn x bk, multistage's warps x bk x stages x bm)."""
+    return matmul_configurations(v)
 
 
 def tunable_grid_params(op):
@@ -125,9 +123,10 @@ def test_matmul_shapes(v, where):
 # (M, K, N) for every tunable combination: a partial tile both ways, one slice and a slice plus one
 # (k = 8, 9, 16, 17: fewer slices than multistage's stages), a k that wraps the stages many times
 # (1000 / 8 = 125 slices), n not a multiple of 4 (the scalar paths of B and C), whole 128 x 128
-# tiles, and a single row and column
+# tiles, and a single row and column; for multistage's 256-row tiles, one row past a tile and a
+# tile half full (128 rows, which a 128-row tile's whole-tile test would take for full)
 MATMUL_GRID_SHAPES = [(33, 17, 65), (129, 8, 257), (1, 300, 2), (130, 9, 131), (256, 16, 256),
-                      (127, 1000, 129), (200, 33, 388), (5, 1, 7)]
+                      (127, 1000, 129), (200, 33, 388), (5, 1, 7), (257, 24, 130), (384, 8, 132)]
 
 
 @pytest.mark.parametrize("v, kw", tunable_grid_params("matmul"))
@@ -152,18 +151,52 @@ def test_multistage_off_the_16_byte_grain(v, kw):
     ref.check_matmul(got, A[1:].reshape(m, k), B[1:].reshape(k, n), variant=v)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("v, kw", [p for p in tunable_grid_params("matmul")
+                                   if p.values[1].get("bm") == 256])
+def test_multistage_256_row_tiles(v, kw):
+    """The 256 x 128 tiles (8 warps of 16 x 8 results, one block an SM) on the ladder's awkward
+    shapes (0, 1, odd, just over a tile) and on whole tiles: two 256-row tiles exactly, a k that
+    wraps the stages many times, and three row tiles with the last one a row deep."""
+    shapes = MATMUL_SHAPES + [(512, 16, 256), (512, 1000, 384), (513, 40, 129)]
+    for m, k, n in shapes:
+        rng = rng_for("multistage-256", repr(kw), m, k, n)
+        A, B = normal(rng, (m, k), np.float32), normal(rng, (k, n), np.float32)
+        ref.check_matmul(gl.matmul(A, B, variant=v.id, **kw), A, B, variant=v)
+
+
+def test_multistage_configurations_are_the_compiled_ones():
+    """matmul_configurations (what the tests, the benchmark grid, the sanitizers and the emulator
+    run) is the table's product less the one pair that does not compile: 256-row tiles at 4
+    warps, which matmul refuses by name before anything runs."""
+    v = next(v for v in gl.variants("matmul") if v.name == "multistage")
+    configs = matmul_configurations(v)
+    assert len(configs) == 2 * 2 * 3 + 2 * 3
+    assert {(kw["bm"], kw["warps"]) for kw in configs} == {(128, 4), (128, 8), (256, 8)}
+    assert all(v.tunables[name]["default"] == x for name, x in
+               {"warps": 8, "bk": 16, "stages": 2, "bm": 128}.items())
+    A = np.ones((4, 3), np.float32)
+    with pytest.raises(ValueError, match="bm=256 with warps=8 only, not warps=4"):
+        gl.matmul(A, A.T.copy(), variant="multistage", bm=256, warps=4)
+    with pytest.raises(ValueError, match="bm=64 is out of range"):
+        gl.matmul(A, A.T.copy(), variant="multistage", bm=64)
+
+
 EMULATOR, needs_toolchain = emulator("multistage.py")
 
 
 @needs_toolchain
 def test_multistage_kernel_emulated_on_the_cpu():
-    """The multistage kernel's own source, every configuration of its table row, run on the CPU
-    by tools/emulate/multistage.py (threads as std::threads, cp.async copies landing at issue or
-    only at their wait, shared memory poisoned with NaN): its indexing, guards and pipeline
-    order against float64 on awkward shapes, without a GPU."""
+    """The multistage kernel's own source, every configuration it compiles (128- and 256-row
+    tiles), run on the CPU by tools/emulate/multistage.py (threads as std::threads, cp.async
+    copies landing at issue or only at their wait, shared memory poisoned with NaN): its
+    indexing, guards and pipeline order against float64 on awkward shapes, without a GPU."""
     done = subprocess.run([sys.executable, EMULATOR], capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0 and "ALL OK" in done.stdout, done.stdout[-2000:] + done.stderr
+    v = next(v for v in gl.variants("matmul") if v.name == "multistage")
+    for kw in matmul_configurations(v):
+        assert f"<{kw['bm']},{kw['warps']},{kw['bk']},{kw['stages']}> 384x8x132" in done.stdout
 
 
 def test_the_bound_is_tight_enough_to_catch_a_dropped_term():

@@ -39,7 +39,7 @@ def kernel_source():
     with open(KERNEL) as f:
         kernel = f.read()
     start = kernel.index("namespace {")
-    end = kernel.index("template <int WARPS, int BK, int STAGES>\nint launch_multistage")
+    end = kernel.index("template <int BM, int WARPS, int BK, int STAGES>\nint launch_multistage")
     kernel = kernel[start:end] + "}  // namespace\n"
     kernel = replace(kernel, "extern __shared__ __align__(16) float stages[];",
                      "float *stages = emu_shared;")
@@ -54,10 +54,9 @@ def kernel_source():
 def configurations():
     sys.path.insert(0, ROOT)
     import gpulab as gl
+    from gpulab.labs.linalg import matmul_configurations
     v = next(v for v in gl.variants("matmul") if v.name == "multistage")
-    t = v.tunables
-    return [(w, bk, st) for w in t["warps"]["values"] for bk in t["bk"]["values"]
-            for st in t["stages"]["values"]]
+    return [(kw["bm"], kw["warps"], kw["bk"], kw["stages"]) for kw in matmul_configurations(v)]
 
 
 def main():
@@ -66,7 +65,7 @@ def main():
         with open(os.path.join(work, "kernel_gen.inc"), "w") as f:
             f.write(kernel_source())
         with open(os.path.join(work, "configs.inc"), "w") as f:
-            f.writelines(f"SUITE({w}, {bk}, {st})\n" for w, bk, st in configurations())
+            f.writelines(f"SUITE({bm}, {w}, {bk}, {st})\n" for bm, w, bk, st in configurations())
         shutil.copy(os.path.join(HERE, "multistage_host.cpp"), work)
         exe = os.path.join(work, "multistage_host")
         subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-w", f"-I{include}", f"-I{ROOT}",

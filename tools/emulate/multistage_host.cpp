@@ -75,9 +75,9 @@ void emu_sync() { emu_barrier->arrive_and_wait(); }
 #define __syncthreads emu_sync
 #include "kernel_gen.inc"
 
-template <int WARPS, int BK, int STAGES>
+template <int BM, int WARPS, int BK, int STAGES>
 bool run(size_t m, size_t n, size_t k, int offset, unsigned grid_y_cap, bool late) {
-  using S = multistage_shape<WARPS, BK, STAGES>;
+  using S = multistage_shape<BM, WARPS, BK, STAGES>;
   std::mt19937 rng(m * 131 + n * 7 + k);
   std::normal_distribution<float> nd;
   std::vector<float> A(m * k + 8), B(k * n + 8), C(m * n + 8, NAN);
@@ -88,8 +88,10 @@ bool run(size_t m, size_t n, size_t k, int offset, unsigned grid_y_cap, bool lat
   while (reinterpret_cast<uintptr_t>(a) % 16) ++a;
   while (reinterpret_cast<uintptr_t>(b) % 16) ++b;
   while (reinterpret_cast<uintptr_t>(c) % 16) ++c;
+  // offset 1: B's and C's 4-byte paths (16-byte copies and stores need 16-byte alignment)
   a += offset;
   b += offset;
+  c += offset;
   g_a_lo = a;
   g_a_hi = a + m * k;
   g_b_lo = b;
@@ -101,7 +103,8 @@ bool run(size_t m, size_t n, size_t k, int offset, unsigned grid_y_cap, bool lat
   while (reinterpret_cast<uintptr_t>(emu_shared) % 16) ++emu_shared;
   emu_shared_floats = S::SHARED_BYTES / 4;
   emu_late = late;
-  const unsigned gx = (n + 127) / 128, gy = std::min<unsigned>((m + 127) / 128, grid_y_cap);
+  const unsigned gx = (n + S::BN - 1) / S::BN;
+  const unsigned gy = std::min<unsigned>((m + S::BM - 1) / S::BM, grid_y_cap);
   gridDim = dim3(gx, gy);
   for (unsigned by = 0; by < gy; ++by)
     for (unsigned bx = 0; bx < gx; ++bx) {
@@ -115,7 +118,7 @@ bool run(size_t m, size_t n, size_t k, int offset, unsigned grid_y_cap, bool lat
           blockIdx = dim3(bx, by);
           groups.clear();
           cur.clear();
-          sgemm_multistage<WARPS, BK, STAGES>(m, n, k, a, b, c, vector);
+          sgemm_multistage<BM, WARPS, BK, STAGES>(m, n, k, a, b, c, vector);
           if (!groups.empty() || !cur.empty()) {
             bool real = false;
             for (auto &g : groups) real |= !g.empty();
@@ -145,13 +148,13 @@ bool run(size_t m, size_t n, size_t k, int offset, unsigned grid_y_cap, bool lat
       fprintf(stderr, "  write past C\n");
     }
   const bool ok = bad == 0 && emu_errors == 0;
-  printf("<%d,%d,%d> %zux%zux%zu off %d gy %u %s: %s\n", WARPS, BK, STAGES, m, k, n, offset, gy,
-         late ? "late" : "early", ok ? "ok" : "FAIL");
+  printf("<%d,%d,%d,%d> %zux%zux%zu off %d gy %u %s: %s\n", BM, WARPS, BK, STAGES, m, k, n, offset,
+         gy, late ? "late" : "early", ok ? "ok" : "FAIL");
   emu_errors = 0;
   return ok;
 }
 
-template <int W, int BK, int ST>
+template <int BM, int W, int BK, int ST>
 bool suite() {
   bool ok = true;
   struct shape {
@@ -160,17 +163,29 @@ bool suite() {
     unsigned gy;
     bool late;
   };
-  const shape shapes[] = {{1, 1, 1, 0, 65535, true},       {130, 9, 131, 0, 65535, true},
-                          {129, 70, 132, 0, 1, true},      {200, 33, 388, 1, 65535, false},
-                          {256, 16, 256, 0, 65535, false}, {300, 41, 260, 1, 1, true},
-                          {5, 8, 7, 0, 65535, true},       {140, 17, 20, 0, 65535, false}};
-  for (auto s : shapes) ok &= run<W, BK, ST>(s.m, s.n, s.k, s.off, s.gy, s.late);
+  const shape shapes[] = {{1, 1, 1, 0, 65535, true},
+                          {130, 9, 131, 0, 65535, true},
+                          {129, 70, 132, 0, 1, true},
+                          {200, 33, 388, 1, 65535, false},
+                          {256, 16, 256, 0, 65535, false},
+                          {300, 41, 260, 1, 1, true},
+                          {5, 8, 7, 0, 65535, true},
+                          {140, 17, 20, 0, 65535, false},
+                          // a 256-row tile and one row past it; two whole 256 x 128 tiles down,
+                          // exact in k; a 256-row tile half full (128 rows: a 128-row tile's
+                          // whole-tile test would pass); three 256-row tiles (the last ragged) on
+                          // one grid row
+                          {257, 24, 130, 1, 65535, true},
+                          {512, 16, 256, 0, 65535, false},
+                          {384, 8, 132, 0, 65535, true},
+                          {513, 40, 129, 0, 1, true}};
+  for (auto s : shapes) ok &= run<BM, W, BK, ST>(s.m, s.n, s.k, s.off, s.gy, s.late);
   return ok;
 }
 
 int main() {
   bool ok = true;
-#define SUITE(W, BK, ST) ok &= suite<W, BK, ST>();
+#define SUITE(BM, W, BK, ST) ok &= suite<BM, W, BK, ST>();
 #include "configs.inc"
 #undef SUITE
   printf(ok ? "ALL OK\n" : "SOME FAILED\n");

@@ -11,7 +11,6 @@ copy). See _common.py.
     python3 tools/sanitize/linalg.py [--inputs both|device] [--only op:id,...]
 """
 
-import itertools
 import sys
 
 import numpy as np
@@ -20,6 +19,8 @@ from _common import done, gl, references, settle, start, wanted
 
 references()  # puts tests/ on the path
 from references import linalg as ref  # noqa: E402
+
+from gpulab.labs.linalg import matmul_configurations  # noqa: E402
 
 MATVEC_SHAPES = [(0, 5), (5, 0), (1, 1), (7, 3), (33, 33), (3, 257), (1000, 3), (3, 4099),
                  (257, 129)]
@@ -65,10 +66,8 @@ FULL_GRID = ("multistage",)
 def settings(v):
     """The tunables to run v with: every combination for FULL_GRID's variants, else each value
     of each tunable one at a time, the others at their defaults; [{}] without tunables."""
-    names = list(v.tunables)
     if v.name in FULL_GRID:
-        return [dict(zip(names, values))
-                for values in itertools.product(*(v.tunables[name]["values"] for name in names))]
+        return matmul_configurations(v)
     out = [{}]
     for name, t in v.tunables.items():
         out += [{name: value} for value in t["values"] if value != t["default"]]

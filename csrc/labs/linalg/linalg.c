@@ -100,6 +100,16 @@ static int matmul_configure(gl_operands_call *c) {
     PyObject *arg = PyDict_GetItemString(p->tunables, slots[i].name);
     if (gl_resolve_tunable(v, slots[i].name, arg ? arg : Py_None, slots[i].slot) < 0) return -1;
   }
+  /* Each value is in the table row, but not every pair compiles: refused here as a ValueError
+   * before anything runs, as glc_matmul_blocked_resolve would refuse it after. */
+  if (v->id == GLC_MATMUL_MULTISTAGE && p->values.bm == 256 && p->values.warps != 8) {
+    PyErr_Format(PyExc_ValueError,
+                 "bm: variant %d (%s) of matmul takes bm=256 with warps=8 only, not warps=%d "
+                 "(%d warps would hold %d x 8 results a thread, past 255 registers)",
+                 v->id, v->name, p->values.warps, p->values.warps,
+                 256 * 128 / 8 / 32 / p->values.warps);
+    return -1;
+  }
   return 0;
 }
 

@@ -112,9 +112,19 @@ __global__ void __launch_bounds__(glc_tile_threads)
   if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) *count = prefix + aggregate;
 }
 
+// The fewest blocks a SM ptxas must leave room for (see glc_look_back_min_blocks in tile.cuh
+// for why, and the table in benchmarks/NOTES.md): nonzero's tile (the elements are dropped once
+// flagged) fits 40 registers with no spill, 6 blocks instead of 5 at 44-48; compaction keeps its
+// elements beside 16 int64 counts, needs 54-64 registers (4 blocks), and spills at 48: no bound
+// (0; a bound of 1 would move its registers). Checked on sm_80 and sm_90.
+template <bool IndexOut>
+constexpr int compact_min_blocks() {
+  return IndexOut ? 6 : 0;
+}
+
 // Variant 1: one pass; the tile's offset comes from the look-back over the tiles' counts.
 template <bool IndexOut, typename T, typename Status>
-__global__ void __launch_bounds__(glc_tile_threads)
+__global__ void __launch_bounds__(glc_tile_threads, compact_min_blocks<IndexOut>())
     compact_lookback(const T *x, const unsigned char *mask, size_t n, bool vector_ok, void *out,
                      long long *count, unsigned *tile_counter, size_t tiles, Status status) {
   using S = glc_tile_shape<T>;

@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(glc_tile_threads)
 
 // Variant 5: the whole scan in one pass.
 template <typename Op, typename In, typename Acc, typename Status>
-__global__ void __launch_bounds__(glc_tile_threads)
+__global__ void __launch_bounds__(glc_tile_threads, glc_look_back_min_blocks<In, Acc>())
     decoupled_lookback(const In *x, Acc *y, size_t n, bool vector_ok, bool inclusive,
                        unsigned *tile_counter, Status status) {
   using S = glc_tile_shape<In>;

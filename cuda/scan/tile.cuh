@@ -28,6 +28,31 @@ struct glc_tile_shape {
   static constexpr size_t tile = static_cast<size_t>(round) * glc_tile_rounds;
 };
 
+// The look-back kernels' second __launch_bounds__ argument: the fewest blocks a SM that ptxas
+// must leave room for, the largest that costs no spill with nvcc 13.0 on sm_90 (the table in
+// benchmarks/NOTES.md, "Scan lab: launch bounds"); 0 asks for nothing. More resident tiles keep
+// more loads in flight while a tile's warp 0 looks back (ncu: 62% of stalls at that barrier),
+// but a spill puts local-memory traffic on the path this kernel is bound by, so a bound that
+// spills is not taken. Registers are granted per warp in units of 256, so 256-thread blocks step
+// at 32 (8 blocks), 40 (6), 48 (5), 64 (4) and 80 (3) registers.
+//  - 4-byte accumulators: 0. Unbounded they take 36-40 registers (6 blocks); at 32 (8 blocks)
+//    every one spills, at 40 the float sum spills 4 bytes, and a bound of 1 is not "no bound":
+//    ptxas then spends 54-64 registers (4 blocks).
+//  - int32 into int64 sums (a tile of 16 int64): 4, 64 registers; unbounded 74 (3 blocks),
+//    and 48 spills 72 bytes.
+//  - other 8-byte accumulators: 5, 48 registers (from 48-58, 4-5 blocks; the double sum spilled
+//    8 bytes unbounded); 40 spills all of them.
+// Before sm_90 (the build's sm_80) these bounds spill 4-8 bytes in most of the 8-byte scans, and
+// nothing there was measured: no bound.
+template <typename In, typename Acc>
+constexpr int glc_look_back_min_blocks() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return sizeof(Acc) == 4 ? 0 : sizeof(In) < sizeof(Acc) ? 4 : 5;
+#else
+  return 0;
+#endif
+}
+
 // Element (r, k) of thread t sits at tile_begin + r * round + t * vec + k: in each round the
 // warp reads 512 contiguous bytes, and each thread's vec elements are consecutive.
 template <typename In>

@@ -12,15 +12,13 @@ bytes its passes must move (BYTES_PER_KEY below: the model of benchmarks/NOTES.m
 GPU times are CUDA events on device arrays (gl.bench), L2 flushed before each repetition. The
 issue's target: the best radix sort >= 2x torch.sort and >= 1.0x CUB (cupy.sort) at 2^28 int32.
 
-    python benchmarks/sort_lab.py [--repeat 10] [--log2n 28]
+    python benchmarks/sort_lab.py [--repeat 10] [--log2n 28] [--quick]
 """
-
-import argparse
 
 import numpy as np
 
 import gpulab as gl
-from common import require_gpu, save
+from common import ladder_args, save
 
 # Bytes a key moves through DRAM under each variant's model, for 4-byte keys (values: 4 more
 # bytes read and written a pass). lsd_radix: each pass reads the keys twice (histogram, scatter)
@@ -117,15 +115,15 @@ def summarize(rows, n):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--log2n", type=int, default=28)
-    args = parser.parse_args()
-    require_gpu()
-    settings = {"repeat": args.repeat, "n": 1 << args.log2n, "small_n": 1 << 20}
+    args = ladder_args(quick_help="2^16 and 2^12 keys", extra=lambda parser: parser.add_argument(
+        "--log2n", type=int, default=28))
+    if args.quick:
+        args.log2n = 16
+    small = 12 if args.quick else 20
+    settings = {"repeat": args.repeat, "n": 1 << args.log2n, "small_n": 1 << small}
     copy_gbps = gl.ceilings()["copy_gbps"]
     print(gl.device_info()["name"], settings, "copy", copy_gbps, "GB/s")
-    rows = sort_ladder(20, args.repeat, np.int32, copy_gbps)
+    rows = sort_ladder(small, args.repeat, np.int32, copy_gbps)
     rows += sort_ladder(args.log2n, args.repeat, np.int32, copy_gbps)
     rows += sort_ladder(args.log2n, args.repeat, np.float32, copy_gbps)
     rows += pairs_ladder(args.log2n, args.repeat, copy_gbps)

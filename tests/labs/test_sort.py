@@ -168,42 +168,47 @@ def test_default_sort_over_2_31_keys():
         begin = end
 
 
-# ---------------------------------------------------------------- the radix kernels on the CPU
+# ---------------------------------------------------------------- the kernels on the CPU
 
-EMULATOR, needs_toolchain = emulator("radix.py")
-RADIX = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__)))), "cuda", "sort", "radix.cu")
+EMULATOR, needs_toolchain = emulator("sort.py")
+SORT_SOURCES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__)))), "cuda", "sort")
 
 
-def emulate(source=None):
-    return subprocess.run([sys.executable, EMULATOR] + ([source] if source else []),
-                          capture_output=True, text=True, timeout=600)
+def emulate(*args):
+    return subprocess.run([sys.executable, EMULATOR, *args], capture_output=True, text=True,
+                          timeout=900)
 
 
 @needs_toolchain
-def test_lsd_radix_emulated_on_the_cpu():
-    """radix.cu's own kernels and passes, run on the CPU by tools/emulate/radix.py (a fiber per
-    CUDA thread, barriers of the block and of the warp, __match_any_sync's mask checked, every
-    buffer poisoned and guarded): every key dtype, 4 and 8 bits, keys, argsort and 4- and 8-byte
-    values, both directions, up to 3 blocks of 17 rounds, bit for bit against a stable sort."""
+def test_radix_and_bitonic_emulated_on_the_cpu():
+    """radix.cu's and bitonic.cu's own kernels, passes and stages, run on the CPU by
+    tools/emulate/sort.py (a fiber per CUDA thread, barriers of the block and of the warp,
+    __match_any_sync's mask checked, every buffer poisoned and guarded): every key dtype, 4 and 8
+    bits and the network, keys, argsort and 4- and 8-byte values, both directions, up to 3 radix
+    blocks of 17 rounds and networks with global steps, bit for bit against a stable sort."""
     done = emulate()
     assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
 
 
 @needs_toolchain
-@pytest.mark.parametrize("find,replace", [
-    ("    const bool valid = i < end;", "    const bool valid = i <= end;"),
-    ("      if (first + k < m) counts[first + k] = prefix;",
+@pytest.mark.parametrize("source,find,replace", [
+    ("radix", "    const bool valid = i < end;", "    const bool valid = i <= end;"),
+    ("radix", "      if (first + k < m) counts[first + k] = prefix;",
      "      if (first + k <= m) counts[first + k] = prefix;"),
-], ids=("scatter-round-one-past", "scan-writes-one-past"))
-def test_the_emulation_catches_a_planted_off_by_one(tmp_path, find, replace):
-    """The same run on a copy of radix.cu with one bound off by one must fail."""
-    with open(RADIX) as f:
+    ("bitonic", "    compare_exchange(keys, indices, i, j, ((base + i) & k) == 0);\n"
+                "    __syncthreads();\n",
+     "    compare_exchange(keys, indices, i, j, ((base + i) & k) == 0);\n"),
+], ids=("radix-scatter-round-one-past", "radix-scan-writes-one-past",
+        "bitonic-shared-step-without-barrier"))
+def test_the_emulation_catches_a_planted_bug(tmp_path, source, find, replace):
+    """The same run of one variant on a copy of its source with one bug planted must fail."""
+    with open(os.path.join(SORT_SOURCES, f"{source}.cu")) as f:
         text = f.read()
     assert text.count(find) == 1
-    planted = tmp_path / "radix.cu"
+    planted = tmp_path / f"{source}.cu"
     planted.write_text(text.replace(find, replace))
-    done = emulate(str(planted))
+    done = emulate("--only", source, f"--{source}", str(planted))
     assert done.returncode != 0 and "FAIL" in done.stdout, done.stdout[-2000:] + done.stderr
 
 

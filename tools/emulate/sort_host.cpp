@@ -1,7 +1,9 @@
-// Host emulation of the LSD radix sort (cuda/sort/radix.cu, variant 1 of sort, argsort and
-// sort_pairs), driven by tools/emulate/radix.py, which writes kernel_gen.inc: radix.cu from its
-// anonymous namespace to its end -- the three kernels, the grid rule, the passes' buffer juggling
-// and glc_sort_lsd_radix itself -- so that everything but the CUDA runtime is the real code.
+// Host emulation of the sort lab's own kernels: the LSD radix sort (cuda/sort/radix.cu, variant
+// 1 of sort, argsort and sort_pairs) and the bitonic network (cuda/sort/bitonic.cu, variant 0),
+// driven by tools/emulate/sort.py, which writes kernel_gen.inc: each file from its anonymous
+// namespace to its end -- the kernels, the grid rules, the passes' and stages' launches and
+// buffers, glc_sort_lsd_radix and glc_sort_bitonic themselves -- so that everything but the CUDA
+// runtime is the real code.
 // Launches run block after block; each CUDA thread of a block is a fiber; __syncthreads is a
 // barrier of the block, and __match_any_sync and __shfl_up_sync meet the warp's 32 lanes at a
 // barrier of the warp (a lane that misses one leaves the others waiting: a failure) and check
@@ -9,7 +11,8 @@
 // variant's scratch, is poisoned and followed by a guard zone that must stay untouched. Each sort
 // is compared with a stable sort by the order bits of cuda/sort/sort.h, bit for bit. Speed and
 // the memory model are not emulated: this checks the indexing, the guards and the stability, for
-// every key dtype, both digit widths, keys alone, argsort and pairs, ascending and descending.
+// every key dtype, both digit widths and the network, keys alone, argsort and pairs, ascending
+// and descending.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +21,7 @@
 #include <memory>
 #include <numeric>
 #include <random>
+#include <string>
 #include <ucontext.h>
 #include <vector>
 
@@ -247,7 +251,8 @@ std::vector<Bits> make_keys(size_t n, int dtype, bool few, std::mt19937_64 &rng)
   return keys;
 }
 
-// One sort through glc_sort_lsd_radix against std::stable_sort by the order bits.
+// One sort through glc_sort_lsd_radix (bits 4 or 8) or glc_sort_bitonic (bits 0) against
+// std::stable_sort by the order bits.
 template <typename Bits>
 bool check(int dtype, int bits, size_t n, int values_kind, bool descending, bool few,
            std::mt19937_64 &rng) {
@@ -270,7 +275,10 @@ bool check(int dtype, int bits, size_t n, int values_kind, bool descending, bool
   const glc_sort_call call = {dtype,      descending,     n,
                               keys.ptr,   keys_out.ptr,   value_bytes,
                               values.ptr, values_out.ptr, nullptr};
-  glc_sort_lsd_radix(call, bits);
+  if (bits == 0)
+    glc_sort_bitonic(call);
+  else
+    glc_sort_lsd_radix(call, bits);
 
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), size_t(0));
@@ -301,11 +309,14 @@ bool check(int dtype, int bits, size_t n, int values_kind, bool descending, bool
   return ok;
 }
 
-int main() {
+// argv[1]: radix, bitonic or all (the default).
+int main(int argc, char **argv) {
+  const std::string only = argc > 1 ? argv[1] : "all";
   std::mt19937_64 rng(12);
   long failures = 0, sorts = 0;
   // 1, one round of 256 +-1, one block of 17 rounds ending mid-round, and 3 blocks of 17 rounds
-  // (a wave of 3) whose last ends mid-round
+  // (a wave of 3) whose last ends mid-round; for the network: no step, shared steps only, and
+  // padded to 8192 and 16384 (global steps)
   const size_t sizes[] = {1, 255, 257, 4097, 13000};
   const struct {
     int dtype;
@@ -313,8 +324,9 @@ int main() {
   } dtypes[] = {
       {GLC_I32, false}, {GLC_U32, false}, {GLC_F32, false}, {GLC_I64, true}, {GLC_F64, true}};
   for (const auto &d : dtypes)
-    for (int bits : {4, 8})
-      for (size_t n : sizes)
+    for (int bits : {4, 8, 0})  // 0: the bitonic network
+      for (size_t n : sizes) {
+        if (only != "all" && only != (bits ? "radix" : "bitonic")) continue;
         for (int values_kind : {0, 4, -1, 8})
           for (bool descending : {false, true}) {
             if (values_kind != 0 && descending) continue;  // the value paths, ascending
@@ -326,6 +338,7 @@ int main() {
             failures += !ok;
             ++sorts;
           }
+      }
   if (emu_errors) printf("FAIL: %ld warp intrinsics with a partial mask\n", emu_errors);
   printf("%ld sorts, %ld failed\n", sorts, failures);
   if (failures == 0 && emu_errors == 0) printf("all ok\n");

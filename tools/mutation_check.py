@@ -148,6 +148,20 @@ PLANTS: List[Plant] = [
           find="  for (unsigned d = half; d > 0; d >>= 1, offset <<= 1) {\n    __syncthreads();\n",
           replace="  for (unsigned d = half; d > 0; d >>= 1, offset <<= 1) {\n",
           tool="racecheck", driver=("scan.py", "--only", "scan:1", "--inputs", "device")),
+    # The radix scatter's last round taking one lane too many: in the last block that lane
+    # reads the key one past the end (and writes it somewhere in the output).
+    Plant("sort-radix-read-past-end", "sort", "read one past the end of the keys",
+          "cuda/sort/radix.cu", after="    radix_scatter(",
+          find="    const bool valid = i < end;", replace="    const bool valid = i <= end;",
+          tool="memcheck", driver=("sort.py", "--only", "sort:1")),
+    # The bitonic network's shared steps without their barrier: a step reads pairs that other
+    # warps' compare-exchanges of the step before may not have stored yet.
+    Plant("sort-bitonic-missing-syncthreads", "sort", "missing __syncthreads() between the "
+          "steps of a shared bitonic merge", "cuda/sort/bitonic.cu",
+          after="__device__ void merge_in_shared(",
+          find="    compare_exchange(keys, indices, i, j, ((base + i) & k) == 0);\n    __syncthreads();\n",
+          replace="    compare_exchange(keys, indices, i, j, ((base + i) & k) == 0);\n",
+          tool="racecheck", driver=("sort.py", "--only", "sort:0", "--inputs", "device")),
     # The shared-tile SGEMM's guarded load of A lets the column k through: on the last row of A
     # that is one element past A's end (its product meets a zero of B's guarded tile, so the
     # result stays right and only memcheck can tell).

@@ -20,13 +20,15 @@ int gl_dtype_code(PyArray_Descr *dtype) {
       return GLC_U16;
     case NPY_INT16:
       return GLC_I16;
+    case NPY_UINT32:
+      return GLC_U32;
     default:
       return -1;
   }
 }
 
-static const char *const dtype_names[GL_DTYPE_COUNT] = {"float32", "float64", "int32",  "int64",
-                                                        "uint8",   "int8",    "uint16", "int16"};
+static const char *const dtype_names[GL_DTYPE_COUNT] = {
+    "float32", "float64", "int32", "int64", "uint8", "int8", "uint16", "int16", "uint32"};
 
 const char *gl_dtype_name(int code) {
   return code >= 0 && code < GL_DTYPE_COUNT ? dtype_names[code] : "unknown";

@@ -12,7 +12,7 @@
 /* enum glc_dtype of a NumPy dtype, or -1; and the name of a code ("float32", ...). */
 int gl_dtype_code(PyArray_Descr *dtype);
 const char *gl_dtype_name(int code);
-#define GL_DTYPE_COUNT 8
+#define GL_DTYPE_COUNT 9
 /* Checks a NumPy array argument; messages name the argument. ndim -1: any. Returns 0 or -1 with
  * an error. */
 int gl_check_host_array(PyObject *obj, const char *argname, int ndim, int writeable);

@@ -30,7 +30,8 @@ typedef void *glc_stream;
 typedef void *glc_event;
 
 /* Element types understood by the kernels. The small integer types are the histogram lab's
- * (uint8 images and byte data); every other op's dtype mask leaves them out. */
+ * (uint8 images and byte data) and uint32 the sort lab's keys; every other op's dtype mask leaves
+ * them out. */
 enum glc_dtype {
   GLC_F32 = 0,
   GLC_F64 = 1,
@@ -39,7 +40,8 @@ enum glc_dtype {
   GLC_U8 = 4,
   GLC_I8 = 5,
   GLC_U16 = 6,
-  GLC_I16 = 7
+  GLC_I16 = 7,
+  GLC_U32 = 8
 };
 
 /* True (non-null) only when the CUDA part is linked in. */

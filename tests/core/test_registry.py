@@ -9,7 +9,8 @@ import pytest
 import gpulab as gl
 from gpulab._op import OPS
 
-KNOWN_DTYPES = {"float32", "float64", "int32", "int64", "uint8", "int8", "uint16", "int16"}
+KNOWN_DTYPES = {"float32", "float64", "int32", "int64", "uint8", "int8", "uint16", "int16",
+                "uint32"}
 
 
 def test_registry_is_not_empty():

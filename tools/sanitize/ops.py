@@ -48,8 +48,11 @@ def main():
                                                                       "block": block}
                         got = fn(*dev, **kw)
                         settle()
-                        # an op whose result wraps its array (cg's CgResult) is read by its x
-                        runs = [("device", getattr(got, "x", got).get())]
+                        # an op whose result wraps its array (cg's CgResult) is read by its x;
+                        # one that returns several arrays (sort_pairs), by each
+                        fetched = (tuple(g.get() for g in got) if isinstance(got, tuple)
+                                   else getattr(got, "x", got).get())
+                        runs = [("device", fetched)]
                         if args.inputs == "both":
                             runs.append(("numpy", fn(*host, **kw)))
                             settle()

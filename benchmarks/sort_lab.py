@@ -1,0 +1,137 @@
+"""The sort lab's ladder on the GPU, in one run, against the copy ceiling and the peers:
+
+  * sort: every CUDA variant on int32 keys at 2^20 and 2^28 (lsd_radix at 4 and 8 bits; bitonic
+    at 2^28 too, its limit), and on float32 keys at 2^28; cupy.sort (CUB's radix sort) and
+    torch.sort(stable=True) on the same arrays;
+  * sort_pairs: every CUDA variant on int32 keys with float32 values at 2^28; torch.sort with a
+    gather of the values, and cupy.argsort with two gathers.
+
+Gkeys/s is keys / median time. frac_bound is the variant's own bandwidth bound over its time: the
+bytes its passes must move (BYTES_PER_KEY below: the model of benchmarks/NOTES.md, "Sort lab
+(issue 12)") at the copy rate measured in this process (gl.ceilings()), over the median time.
+GPU times are CUDA events on device arrays (gl.bench), L2 flushed before each repetition. The
+issue's target: the best radix sort >= 2x torch.sort and >= 1.0x CUB (cupy.sort) at 2^28 int32.
+
+    python benchmarks/sort_lab.py [--repeat 10] [--log2n 28] [--quick]
+"""
+
+import numpy as np
+
+import gpulab as gl
+from common import ladder_args, save
+
+# Bytes a key moves through DRAM under each variant's model, for 4-byte keys (values: 4 more
+# bytes read and written a pass). lsd_radix: each pass reads the keys twice (histogram, scatter)
+# and writes them once, 12 B, 32 / bits passes. bitonic: 8 B pairs read and written by each of
+# its global steps (plus the shared ones, a read and a write a stage), counted by bitonic_bytes.
+# cub: CUB's onesweep reads the keys once for all histograms, then a read and a write a pass of 8
+# bits: 4 + 4 x 8 = 36 B.
+def radix_bytes(bits, key_bytes=4, value_bytes=0):
+    passes = 8 * key_bytes // bits
+    return passes * (3 * key_bytes + 2 * value_bytes)
+
+
+def bitonic_bytes(n, key_bytes=4):
+    log_n = max(1, (n - 1).bit_length())
+    chunk = 11  # 2048 pairs in shared memory
+    global_steps = sum(max(0, s - chunk) for s in range(1, log_n + 1))
+    shared_passes = 1 + max(0, log_n - chunk)
+    pair = key_bytes + 4
+    return 2 * pair * (global_steps + shared_passes) + 2 * key_bytes + 4  # + prepare, gather
+
+
+def model_bytes(v, n, bits=None, value_bytes=0):
+    if v.name == "lsd_radix":
+        return radix_bytes(bits or 8, 4, value_bytes)
+    if v.name == "bitonic":
+        return bitonic_bytes(n) + 2 * value_bytes
+    return 4 + 4 * (8 + 2 * value_bytes)
+
+
+def cuda_variants(op):
+    return [v for v in gl.variants(op) if v.backend == "cuda"]
+
+
+def row(r, v, n, copy_gbps, bits=None, value_bytes=0, **extra):
+    peers = {name: p["median_ms"] for name, p in (r.peers or {}).items()}
+    bound_ms = model_bytes(v, n, bits, value_bytes) * n / (copy_gbps * 1e6)
+    return {**extra, "variant": v.name if bits is None else f"{v.name}/{bits}", "n": n,
+            "median_ms": r.median_ms, "min_ms": r.min_ms, "max_ms": r.max_ms,
+            "gkeys_per_s": n / (r.median_ms * 1e6),
+            "bytes_per_key": model_bytes(v, n, bits, value_bytes),
+            "frac_bound": bound_ms / r.median_ms, "peers_ms": peers,
+            **{f"over_{name}": ms / r.median_ms for name, ms in peers.items()}}
+
+
+def keys_of(n, dtype, rng):
+    if dtype == np.float32:
+        return rng.standard_normal(n).astype(np.float32)
+    return rng.integers(np.iinfo(np.int32).min, np.iinfo(np.int32).max, n, dtype=np.int32)
+
+
+def sort_ladder(log2n, repeat, dtype, copy_gbps):
+    rng = np.random.default_rng(3)
+    n = 1 << log2n
+    x = gl.to_device(keys_of(n, dtype, rng))
+    rows = []
+    for v in cuda_variants("sort"):
+        for bits in v.tunables.get("bits", {}).get("values", [None]):
+            kw = {} if bits is None else {"bits": bits}
+            r = gl.bench(gl.sort, x, variant=v.id, repeat=repeat, peers=True, **kw)
+            rows.append(row(r, v, n, copy_gbps, bits, dtype=np.dtype(dtype).name, op="sort"))
+    return rows
+
+
+def pairs_ladder(log2n, repeat, copy_gbps):
+    rng = np.random.default_rng(4)
+    n = 1 << log2n
+    keys = gl.to_device(keys_of(n, np.int32, rng))
+    values = gl.to_device(rng.standard_normal(n).astype(np.float32))
+    rows = []
+    for v in cuda_variants("sort_pairs"):
+        for bits in v.tunables.get("bits", {}).get("values", [None]):
+            kw = {} if bits is None else {"bits": bits}
+            r = gl.bench(gl.sort_pairs, keys, values, variant=v.id, repeat=repeat, peers=True,
+                         **kw)
+            rows.append(row(r, v, n, copy_gbps, bits, 4, dtype="int32+float32", op="sort_pairs"))
+    return rows
+
+
+def summarize(rows, n):
+    big = [r for r in rows if r["op"] == "sort" and r["dtype"] == "int32" and r["n"] == n]
+    radix = [r for r in big if r["variant"].startswith("lsd_radix")]
+    best = min(radix, key=lambda r: r["median_ms"]) if radix else None
+    cub = next((r for r in big if r["variant"] == "cub"), None)
+    return {
+        "gkeys_per_s": {f"{r['op']} {r['dtype']} 2^{r['n'].bit_length() - 1} {r['variant']}":
+                        r["gkeys_per_s"] for r in rows},
+        "best_radix": best and best["variant"],
+        "best_radix_over_torch": best and best.get("over_torch"),
+        "best_radix_over_cupy": best and best.get("over_cupy"),
+        "cub_over_cupy": cub and cub.get("over_cupy"),
+        "targets": {"radix >= 2x torch.sort": bool(best and (best.get("over_torch") or 0) >= 2),
+                    "radix >= 1x cupy.sort": bool(best and (best.get("over_cupy") or 0) >= 1)},
+    }
+
+
+def main():
+    args = ladder_args(quick_help="2^16 and 2^12 keys", extra=lambda parser: parser.add_argument(
+        "--log2n", type=int, default=28))
+    if args.quick:
+        args.log2n = 16
+    small = 12 if args.quick else 20
+    settings = {"repeat": args.repeat, "n": 1 << args.log2n, "small_n": 1 << small}
+    copy_gbps = gl.ceilings()["copy_gbps"]
+    print(gl.device_info()["name"], settings, "copy", copy_gbps, "GB/s")
+    rows = sort_ladder(small, args.repeat, np.int32, copy_gbps)
+    rows += sort_ladder(args.log2n, args.repeat, np.int32, copy_gbps)
+    rows += sort_ladder(args.log2n, args.repeat, np.float32, copy_gbps)
+    rows += pairs_ladder(args.log2n, args.repeat, copy_gbps)
+    print(gl.Table(rows))
+    summary = summarize(rows, 1 << args.log2n)
+    print(summary)
+    save("sort_lab", settings, {"copy_gbps": copy_gbps, "summary": summary, "rows": rows})
+
+
+if __name__ == "__main__":
+    main()

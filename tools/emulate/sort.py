@@ -1,0 +1,60 @@
+"""Runs the sort lab's own kernels on the CPU: the LSD radix sort (variant 1 of sort, argsort and
+sort_pairs) and the bitonic network (variant 0), radix.cu's and bitonic.cu's kernels and host
+code, passes, stages and buffers included, through the host emulation in sort_host.cpp, for every
+key dtype, both digit widths, keys alone, argsort, 4- and 8-byte values, ascending and
+descending, at sizes that leave a last radix block ending mid-round and a network with global
+steps: a check of their indexing, guards, scan and stability, for machines without a GPU. Needs
+g++ (C++20) and the CUDA headers; exits non-zero when a result is wrong.
+
+    python3 tools/emulate/sort.py [--only radix|bitonic] [--radix FILE] [--bitonic FILE]
+
+--radix and --bitonic run other copies of the sources (a planted bug).
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import host_toolchain
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SORT = os.path.join(ROOT, "cuda", "sort")
+
+
+def kernel_source(path):
+    """A kernel file from its anonymous namespace to its end: everything but its includes."""
+    with open(path) as f:
+        text = f.read()
+    if "namespace {" not in text:
+        sys.exit(f"emulate: {path} has no anonymous namespace any more: update tools/emulate")
+    return text[text.index("namespace {"):]
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--radix", default=os.path.join(SORT, "radix.cu"))
+    parser.add_argument("--bitonic", default=os.path.join(SORT, "bitonic.cu"))
+    parser.add_argument("--only", choices=("radix", "bitonic", "all"), default="all")
+    args = parser.parse_args(argv)
+    cxx, include = host_toolchain.require()
+    with tempfile.TemporaryDirectory() as work:
+        with open(os.path.join(work, "kernel_gen.inc"), "w") as f:
+            f.write(kernel_source(args.radix) + "\n" + kernel_source(args.bitonic))
+        shutil.copy(os.path.join(HERE, "sort_host.cpp"), work)
+        exe = os.path.join(work, "sort_host")
+        subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-w", f"-I{include}", f"-I{ROOT}",
+                        f"-I{work}", f"-I{HERE}", os.path.join(work, "sort_host.cpp"), "-o",
+                        exe], check=True)
+        try:
+            return subprocess.run([exe, args.only], timeout=500).returncode
+        except subprocess.TimeoutExpired:
+            print("emulate: FAIL: the emulation ran past its time")
+            return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

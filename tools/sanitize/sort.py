@@ -1,0 +1,101 @@
+"""The sort lab's kernels under compute-sanitizer: every CUDA variant of sort, argsort and
+sort_pairs, for every key dtype, ascending and descending, at sizes that end one short of, on and
+one past the radix scatter's round (256 keys) and the bitonic network's shared chunk (2048 pairs:
+the first size with a global step), plus tiny and odd ones; lsd_radix at both digit widths. On
+device inputs at every size and on NumPy inputs at a few (the binding's own buffers and copies).
+Every result must equal NumPy's stable sort bit for bit (tests/references/sort.py). See
+_common.py.
+
+    python3 tools/sanitize/sort.py [--inputs both|device] [--only op:id,...]
+"""
+
+import sys
+
+import numpy as np
+
+from _common import done, gl, references, settle, start, wanted
+
+references()  # puts tests/ on the path
+from references import sort as ref  # noqa: E402
+
+SIZES = (1, 2, 33, 255, 256, 257, 2047, 2049, 5000, 100_003)
+NUMPY_SIZES = (1, 2049, 100_003)
+DTYPES = (np.int32, np.uint32, np.int64, np.float32, np.float64)
+
+
+def keys_of(rng, n, dtype):
+    """Few distinct values (ties everywhere: stability shows), with NaN, -0.0 and inf for
+    floats."""
+    x = rng.integers(-3, 4, n).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        specials = np.array([np.nan, -np.nan, -0.0, np.inf, -np.inf], dtype)
+        pick = rng.random(n) < 0.3
+        x[pick] = specials[rng.integers(0, specials.size, int(pick.sum()))]
+    return x
+
+
+def fetched(got):
+    """A result on the host: an array, or sort_pairs' keys and values."""
+    return tuple(g.get() for g in got) if isinstance(got, tuple) else got.get()
+
+
+def checked(args, what, n, fn, check, host_args, **kw):
+    """Runs fn on device copies of host_args, and on the NumPy arrays themselves at NUMPY_SIZES,
+    exiting on a result that check refuses; returns how many calls ran."""
+    wheres = ("device", "numpy") if args.inputs == "both" and n in NUMPY_SIZES else ("device",)
+    for where in wheres:
+        if where == "device":
+            got = fetched(fn(*[gl.to_device(a) for a in host_args], **kw))
+        else:
+            got = fn(*host_args, **kw)
+        settle()
+        try:
+            check(got)
+        except AssertionError as e:
+            sys.exit(f"mismatch: {what} n={n} {where} {kw}: {e}")
+    return len(wheres)
+
+
+def digit_widths(v):
+    return v.tunables.get("bits", {}).get("values", [None])
+
+
+def cases(op, rng, n):
+    """(what, fn, check, host arrays, descending) for op at n keys: sort at every dtype both ways;
+    argsort and sort_pairs (the index and value paths) at both key widths, ascending."""
+    for dtype in DTYPES:
+        x = keys_of(rng, n, dtype)
+        name = np.dtype(dtype).name
+        if op == "sort":
+            for d in (False, True):
+                yield name, gl.sort, lambda got, x=x, d=d: ref.assert_sorted_equal(got, x, d), (x,), d
+        elif dtype in (np.int32, np.float64):
+            if op == "argsort":
+                yield name, gl.argsort, lambda got, x=x: ref.assert_argsort_equal(got, x), (x,), False
+                continue
+            for values in (np.arange(n, dtype=np.float32), np.arange(n, dtype=np.int64)):
+                yield (f"{name} {values.dtype.name} values", gl.sort_pairs,
+                       lambda got, x=x, w=values: ref.assert_pairs_equal(got, x, w), (x, values),
+                       False)
+
+
+def main():
+    args, rng = start(__doc__)
+    calls = 0
+    for op in ("sort", "argsort", "sort_pairs"):
+        for v in gl.variants(op):
+            if v.backend != "cuda" or not wanted(args, f"{op}:{v.id}"):
+                continue
+            for bits in digit_widths(v):
+                for n in SIZES:
+                    for what, fn, check, arrays, descending in cases(op, rng, n):
+                        kw = {"variant": v.id, "descending": descending}
+                        if bits is not None:
+                            kw["bits"] = bits
+                        calls += checked(args, f"{op} {v.name} {what}", n, fn, check, arrays,
+                                         **kw)
+    done("sanitize/sort", calls)
+
+
+if __name__ == "__main__":
+    main()

@@ -314,4 +314,4 @@ def test_ladder_order_and_ids():
         (100, "serial"), (101, "openmp_two_pass")]
     for op in ("compact", "nonzero"):
         assert [(v.id, v.name) for v in gl.variants(op)] == [
-            (0, "three_pass"), (1, "single_pass"), (2, "cub"), (100, "serial")]
+            (0, "three_pass"), (1, "single_pass"), (3, "staged"), (2, "cub"), (100, "serial")]

@@ -114,6 +114,34 @@ __global__ void __launch_bounds__(glc_tile_threads)
   if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) *count = prefix + aggregate;
 }
 
+// ---- the look-back tiles' start and offset (variants 1 and 3) ----
+// The tile this block scans: ids are taken in the order blocks start, so every predecessor of a
+// tile is running or done, which the look-back's wait needs.
+__device__ __forceinline__ size_t claim_tile(unsigned *tile_counter) {
+  __shared__ unsigned tile_id;
+  if (threadIdx.x == 0) tile_id = atomicAdd(tile_counter, 1u);
+  __syncthreads();
+  return tile_id;
+}
+
+// The kept elements before the tile, for every thread, from warp 0's look-back over the tiles'
+// counts; the last tile writes the total to *count. Ends with a barrier.
+template <typename Status>
+__device__ __forceinline__ long long tile_offset(const Status &status, size_t tile, size_t tiles,
+                                                 long long kept, long long *count) {
+  __shared__ long long tile_prefix;
+  if (threadIdx.x < 32) {
+    const long long exclusive = glc_look_back<glc_scan_sum>(status, tile, kept);
+    if (threadIdx.x == 0) {
+      tile_prefix = exclusive;
+      if (tile == tiles - 1) *count = exclusive + kept;
+    }
+  }
+  __syncthreads();
+  return tile_prefix;
+}
+// ---- end of the look-back tiles' start and offset ----
+
 // The fewest blocks a SM ptxas must leave room for (see glc_look_back_min_blocks in tile.cuh
 // for why, and the table in benchmarks/NOTES.md): nonzero's tile (the elements are dropped once
 // flagged) fits 40 registers with no spill, 6 blocks instead of 5 at 44-48; compaction keeps its
@@ -132,25 +160,14 @@ __global__ void __launch_bounds__(glc_tile_threads, compact_min_blocks<IndexOut>
   using S = glc_tile_shape<T>;
   using Scan = glc_tile_scan<glc_scan_sum, long long, S::vec>;
   __shared__ typename Scan::Shared shared;
-  __shared__ unsigned tile_id;
-  __shared__ long long tile_prefix;
-  if (threadIdx.x == 0) tile_id = atomicAdd(tile_counter, 1u);
-  __syncthreads();
-  const size_t tile = tile_id;
+  const size_t tile = claim_tile(tile_counter);
   const size_t begin = tile * S::tile;
   T v[glc_tile_rounds][S::vec];
   long long f[glc_tile_rounds][S::vec], base[glc_tile_rounds], aggregate;
   load_flagged<T>(x, mask, n, begin, vector_ok, v, f);
   Scan::scan(f, base, aggregate, shared);
-  if (threadIdx.x < 32) {
-    const long long exclusive = glc_look_back<glc_scan_sum>(status, tile, aggregate);
-    if (threadIdx.x == 0) {
-      tile_prefix = exclusive;
-      if (tile == tiles - 1) *count = exclusive + aggregate;
-    }
-  }
-  __syncthreads();
-  scatter_tile<IndexOut, T>(out, begin, tile_prefix, v, f, base);
+  const long long prefix = tile_offset(status, tile, tiles, aggregate, count);
+  scatter_tile<IndexOut, T>(out, begin, prefix, v, f, base);
 }
 
 // ---- variant 3, staged: the write-out of single_pass, gathered first ----
@@ -275,11 +292,7 @@ __global__ void __launch_bounds__(glc_tile_threads, staged_min_blocks<IndexOut, 
   using Scan = glc_tile_scan<glc_scan_sum, int, 1>;
   __shared__ typename Scan::Shared shared;
   __shared__ __align__(16) Staged stage[S::tile];
-  __shared__ unsigned tile_id;
-  __shared__ long long tile_prefix;
-  if (threadIdx.x == 0) tile_id = atomicAdd(tile_counter, 1u);
-  __syncthreads();
-  const size_t tile = tile_id;
+  const size_t tile = claim_tile(tile_counter);
   const size_t begin = tile * S::tile;
   T v[glc_tile_rounds][S::vec];
   const unsigned bits = load_kept_bits<T>(x, mask, n, begin, x_vectors, mask_words, v);
@@ -300,15 +313,9 @@ __global__ void __launch_bounds__(glc_tile_threads, staged_min_blocks<IndexOut, 
       else
         stage[at] = static_cast<Staged>(v[r][k]);
     }
-  if (threadIdx.x < 32) {
-    const long long exclusive = glc_look_back<glc_scan_sum>(status, tile, (long long)kept);
-    if (threadIdx.x == 0) {
-      tile_prefix = exclusive;
-      if (tile == tiles - 1) *count = exclusive + kept;
-    }
-  }
-  __syncthreads();  // the stage is full and tile_prefix known
-  write_staged<IndexOut, T>(out, tile_prefix, kept, begin, stage);
+  // tile_offset's barrier also orders the staging before the write-out's reads
+  const long long prefix = tile_offset(status, tile, tiles, static_cast<long long>(kept), count);
+  write_staged<IndexOut, T>(out, prefix, kept, begin, stage);
 }
 // ---- end of variant 3 ----
 

@@ -21,21 +21,26 @@ import host_toolchain
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 KERNEL = os.path.join(ROOT, "cuda", "scan", "compact.cu")
-START, END = "// ---- variant 3, staged", "// ---- end of variant 3 ----"
+# the parts of compact.cu the kernel needs: the look-back tiles' start and offset, and variant 3
+PARTS = (("// ---- the look-back tiles' start and offset", "// ---- end of the look-back tiles'"),
+         ("// ---- variant 3, staged", "// ---- end of variant 3 ----"))
 SHARED = re.compile(r"__shared__\s+(__align__\(\d+\)\s+)?([^;]+?)\s+(\w+)(\[[^\]]+\])?;")
 
 
 def kernel_source(path=KERNEL):
-    """Variant 3's part of compact.cu, each __shared__ variable a reference to the running
+    """Variant 3's parts of compact.cu, each __shared__ variable a reference to the running
     block's slot of emu_shared (compact_host.cpp)."""
     with open(path) as f:
         text = f.read()
-    if START not in text or END not in text:
-        sys.exit(f"emulate: {START!r} or {END!r} is no longer in compact.cu: update tools/emulate")
-    part = text[text.index(START):text.index(END)]
+    parts = []
+    for start, end in PARTS:
+        if start not in text or end not in text:
+            sys.exit(f"emulate: {start!r} or {end!r} is no longer in compact.cu: update "
+                     "tools/emulate")
+        parts.append(text[text.index(start):text.index(end)])
     ids = iter(range(1000))
     return SHARED.sub(lambda m: f"auto &{m.group(3)} = emu_shared<{m.group(2)}{m.group(4) or ''}, "
-                                f"{next(ids)}>();", part)
+                                f"{next(ids)}>();", "\n".join(parts))
 
 
 def main(*args):

@@ -246,8 +246,8 @@ COMPACT_EMULATOR, needs_toolchain = emulator("compact.py")
 def test_staged_compaction_kernel_emulated_on_the_cpu():
     """compact_staged's own source (variant 3 of compact and nonzero), run on the CPU by
     tools/emulate/compact.py (a std::thread per CUDA thread, warps' collectives and the block's
-    barrier as std::barriers, blocks three at a time so that the look-back meets unfinished
-    predecessors): every dtype, with a mask, without (NaN kept, -0.0 dropped) and nonzero; 1 to
+    barrier as std::barriers, blocks three at a time, the first of each stalled, so that the
+    look-back meets unfinished predecessors): every dtype, with a mask, without (NaN kept, -0.0 dropped) and nonzero; 1 to
     3 tiles + 1 elements; nothing, everything, one element or a random share kept; x, the mask
     and the result on and off 16-byte boundaries; the result exact and nothing past it written."""
     done = subprocess.run([sys.executable, COMPACT_EMULATOR, "--quick"], capture_output=True,

@@ -4,18 +4,20 @@
 // emu_shared. tile.cuh (the tile scan, the tile status and the look-back) is included as it is.
 // Each CUDA thread is a std::thread; a warp's collectives (__shfl_up_sync, __shfl_xor_sync,
 // __ballot_sync, __any_sync) meet its 32 lanes at a std::barrier, __syncthreads the block's 256.
-// Blocks run in waves of kWave at once, so a tile's look-back finds predecessors that have not
-// yet published, or published only their aggregate, and the order in which a wave's blocks take
-// their tile ids varies from run to run. 16-byte loads and stores must be 16-byte aligned, the
-// mask's word loads aligned to their size; the result is followed by sentinels that must stay
-// untouched, and compared exactly (bit for bit) with the kept elements or their indices. Speed
-// and the GPU's memory model are not emulated: this checks the flags, the block scan, the
-// staging, the write-out's head, vectors and tail, and the count.
+// Blocks run in waves of kWave at once, some stalled after taking their tile id (atomicAdd), so
+// that a tile's look-back finds predecessors that have not yet published, or published only
+// their aggregate; the order in which a wave's blocks take their tile ids varies from run to run.
+// 16-byte loads and stores must be 16-byte aligned, the mask's word loads aligned to their size;
+// the result is followed by sentinels that must stay untouched, and compared exactly (bit for bit)
+// with the kept elements or their indices. Speed and the GPU's memory model are not emulated: this
+// checks the flags, the block scan, the staging, the write-out's head, vectors and tail, and the
+// count.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <atomic>
 #include <barrier>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -62,7 +64,17 @@ int __popc(unsigned v) { return __builtin_popcount(v); }
 int __ffs(unsigned v) { return __builtin_ffs(static_cast<int>(v)); }
 using std::min;
 
-unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+// The tile counter. The first tile of every wave stalls for up to 2 ms after taking its id (its
+// other threads wait at the barrier after it): the second publishes its aggregate and waits for
+// the first's prefix, the third finds the second with only its aggregate (or its prefix, when the
+// first has finished) and the first with nothing, which the look-back's wait and its walk over
+// aggregates must handle.
+unsigned atomicAdd(unsigned *p, unsigned v) {
+  const unsigned old = __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+  if (old % kWave == 0)
+    std::this_thread::sleep_for(std::chrono::microseconds(old * 7919 % 2000));
+  return old;
+}
 
 // Every lane leaves v in its slot; each reads the slot of source(lane).
 template <typename T, typename Source>

@@ -3,7 +3,7 @@
   * scan: every CUDA variant at 2^28 float32 and at 2^28 int32 (sums into int64), the one-block
     variants at 2^24 (their limit); torch.cumsum and cupy.cumsum on the same arrays;
   * compact: every CUDA variant at 2^28 float32 with a mask keeping half; torch.masked_select and
-    CuPy's boolean indexing with the same mask;
+    CuPy's boolean indexing with the same mask; and without a mask (x != 0, half zero);
   * nonzero: every CUDA variant at 2^28 float32 with half the elements zero.
 
 Rates count one read of x (and of the mask) and one write of the result, as gl.bench's cost
@@ -66,6 +66,9 @@ def compact_ladder(log2n, repeat):
     for v in cuda_variants("compact"):
         r = gl.bench(gl.compact, x, mask, variant=v.id, repeat=repeat, peers=True)
         rows.append(row(r, op="compact", keep=0.5))
+    for v in cuda_variants("compact"):
+        r = gl.bench(gl.compact, xz, variant=v.id, repeat=repeat, peers=True)
+        rows.append(row(r, op="compact_x_nonzero", keep=0.5))
     for v in cuda_variants("nonzero"):
         r = gl.bench(gl.nonzero, xz, variant=v.id, repeat=repeat, peers=True)
         rows.append(row(r, op="nonzero", keep=0.5))
@@ -77,7 +80,9 @@ def summarize(scans, selects):
         return next(r for r in rows if all(r.get(k) == v for k, v in match.items()))
 
     lookback = best(scans, dtype="float32", variant="decoupled_lookback")
-    single = best(selects, op="compact", variant="single_pass")
+    # the fastest of the lab's own compaction rungs (not CUB's)
+    single = min((r for r in selects if r["op"] == "compact" and r["variant"] != "cub"),
+                 key=lambda r: r["median_ms"])
     return {
         "scan_f32_frac_copy": {r["variant"]: r["frac_copy"] for r in scans
                                if r["dtype"] == "float32"},
@@ -85,6 +90,7 @@ def summarize(scans, selects):
         "scan_best_over_cupy_cumsum": lookback.get("over_cupy"),
         "compact_frac_copy": {r["variant"]: r["frac_copy"] for r in selects
                               if r["op"] == "compact"},
+        "compact_best_variant": single["variant"],
         "compact_best_over_torch_masked_select": single.get("over_torch"),
         "targets": {"scan >= 0.9x copy": lookback["frac_copy"] >= 0.9,
                     "scan >= 1.3x torch.cumsum": (lookback.get("over_torch") or 0) >= 1.3,

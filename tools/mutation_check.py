@@ -162,6 +162,14 @@ PLANTS: List[Plant] = [
           find="    compare_exchange(keys, indices, i, j, ((base + i) & k) == 0);\n    __syncthreads();\n",
           replace="    compare_exchange(keys, indices, i, j, ((base + i) & k) == 0);\n",
           tool="racecheck", driver=("sort.py", "--only", "sort:0", "--inputs", "device")),
+    # The staged compaction's write-out rounds its count of 16-byte vectors up: the last vector
+    # of a run whose length is not a whole number of vectors writes up to 3 elements past it,
+    # past the end of a masked result (allocated at exactly the kept count) for the last tile.
+    Plant("compact-staged-vector-past-end", "scan", "off-by-one global write",
+          "cuda/scan/compact.cu", after="__device__ __forceinline__ void write_staged(",
+          find="  const int vectors = (kept - head) / per;",
+          replace="  const int vectors = (kept - head + per - 1) / per;",
+          tool="memcheck", driver=("scan.py", "--only", "compact:3")),
     # The shared-tile SGEMM's guarded load of A lets the column k through: on the last row of A
     # that is one element past A's end (its product meets a zero of B's guarded tile, so the
     # result stays right and only memcheck can tell).

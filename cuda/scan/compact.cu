@@ -5,6 +5,8 @@
 //  0 three_pass: count each tile's kept elements; scan the counts in one block (Blelloch);
 //    scatter each tile from its offset. x (or the mask) is read twice.
 //  1 single_pass: one pass on the decoupled look-back over the tiles' counts.
+//  3 staged: single_pass with the tile's kept elements gathered in shared memory, in order, and
+//    written out as contiguous runs of 16-byte stores (see compact_staged).
 #include "cuda/core/launch.cuh"
 #include "cuda/core/resources.cuh"
 #include "families.cuh"
@@ -112,6 +114,34 @@ __global__ void __launch_bounds__(glc_tile_threads)
   if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) *count = prefix + aggregate;
 }
 
+// ---- the look-back tiles' start and offset (variants 1 and 3) ----
+// The tile this block scans: ids are taken in the order blocks start, so every predecessor of a
+// tile is running or done, which the look-back's wait needs.
+__device__ __forceinline__ size_t claim_tile(unsigned *tile_counter) {
+  __shared__ unsigned tile_id;
+  if (threadIdx.x == 0) tile_id = atomicAdd(tile_counter, 1u);
+  __syncthreads();
+  return tile_id;
+}
+
+// The kept elements before the tile, for every thread, from warp 0's look-back over the tiles'
+// counts; the last tile writes the total to *count. Ends with a barrier.
+template <typename Status>
+__device__ __forceinline__ long long tile_offset(const Status &status, size_t tile, size_t tiles,
+                                                 long long kept, long long *count) {
+  __shared__ long long tile_prefix;
+  if (threadIdx.x < 32) {
+    const long long exclusive = glc_look_back<glc_scan_sum>(status, tile, kept);
+    if (threadIdx.x == 0) {
+      tile_prefix = exclusive;
+      if (tile == tiles - 1) *count = exclusive + kept;
+    }
+  }
+  __syncthreads();
+  return tile_prefix;
+}
+// ---- end of the look-back tiles' start and offset ----
+
 // The fewest blocks a SM ptxas must leave room for (see glc_look_back_min_blocks in tile.cuh
 // for why, and the table in benchmarks/NOTES.md): nonzero's tile (the elements are dropped once
 // flagged) fits 40 registers with no spill, 6 blocks instead of 5 at 44-48; compaction keeps its
@@ -130,26 +160,164 @@ __global__ void __launch_bounds__(glc_tile_threads, compact_min_blocks<IndexOut>
   using S = glc_tile_shape<T>;
   using Scan = glc_tile_scan<glc_scan_sum, long long, S::vec>;
   __shared__ typename Scan::Shared shared;
-  __shared__ unsigned tile_id;
-  __shared__ long long tile_prefix;
-  if (threadIdx.x == 0) tile_id = atomicAdd(tile_counter, 1u);
-  __syncthreads();
-  const size_t tile = tile_id;
+  const size_t tile = claim_tile(tile_counter);
   const size_t begin = tile * S::tile;
   T v[glc_tile_rounds][S::vec];
   long long f[glc_tile_rounds][S::vec], base[glc_tile_rounds], aggregate;
   load_flagged<T>(x, mask, n, begin, vector_ok, v, f);
   Scan::scan(f, base, aggregate, shared);
-  if (threadIdx.x < 32) {
-    const long long exclusive = glc_look_back<glc_scan_sum>(status, tile, aggregate);
-    if (threadIdx.x == 0) {
-      tile_prefix = exclusive;
-      if (tile == tiles - 1) *count = exclusive + aggregate;
+  const long long prefix = tile_offset(status, tile, tiles, aggregate, count);
+  scatter_tile<IndexOut, T>(out, begin, prefix, v, f, base);
+}
+
+// ---- variant 3, staged: the write-out of single_pass, gathered first ----
+// single_pass stores each kept element from the thread that loaded it: one 4- or 8-byte store
+// per element, a warp's store instruction touching every sector of its run with a few bytes
+// each, 16 of them a thread. Here the tile's kept elements are first placed in shared memory at
+// their rank in the tile; after the look-back the block writes that run to out + prefix with
+// 16-byte stores, consecutive threads on consecutive vectors, so every store fills whole sectors.
+// The flags are bits (one per element), the mask is read a 16-byte group's bytes at a time, and
+// the block scans the rounds' counts as int (4 a thread, not single_pass's 16 int64). The
+// elements leave the registers before the look-back, but the tile's load still sets the
+// kernel's register count (staged_min_blocks).
+
+// The vec bytes of the mask beside a thread's vec elements, in one load.
+template <int V>
+struct staged_mask_word;
+template <>
+struct staged_mask_word<4> {
+  using type = uchar4;
+};
+template <>
+struct staged_mask_word<2> {
+  using type = uchar2;
+};
+
+// Bit r * vec + k of the result: element (r, k) of the thread is kept (mask byte not zero, or
+// without a mask x != 0: NaN kept, -0.0 not). v gets the elements (0 past n).
+template <typename T>
+__device__ __forceinline__ unsigned load_kept_bits(
+    const T *x, const unsigned char *mask, size_t n, size_t begin, bool x_vectors, bool mask_words,
+    T (&v)[glc_tile_rounds][glc_tile_shape<T>::vec]) {
+  using S = glc_tile_shape<T>;
+  static_assert(glc_tile_rounds * S::vec <= 32, "one bit an element");
+  const bool full = begin + S::tile <= n;
+  unsigned bits = 0;
+#pragma unroll
+  for (int r = 0; r < glc_tile_rounds; ++r) {
+    const size_t first = glc_tile_index<T>(begin, r, 0);
+    if (full && x_vectors) {
+      glc_load16<T, S::vec>(x + first, v[r]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < S::vec; ++k) v[r][k] = first + k < n ? x[first + k] : T(0);
+    }
+    unsigned char m[S::vec];
+    if (mask && full && mask_words) {
+      using W = typename staged_mask_word<S::vec>::type;
+      const W w = __ldcs(reinterpret_cast<const W *>(mask + first));
+      memcpy(m, &w, sizeof m);
+    } else if (mask) {
+#pragma unroll
+      for (int k = 0; k < S::vec; ++k) m[k] = first + k < n ? mask[first + k] : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < S::vec; ++k) {
+      const bool keep = mask ? m[k] != 0 : (first + k < n && v[r][k] != T(0));
+      bits |= static_cast<unsigned>(keep) << (r * S::vec + k);
     }
   }
-  __syncthreads();
-  scatter_tile<IndexOut, T>(out, begin, tile_prefix, v, f, base);
+  return bits;
 }
+
+// What a tile stages: its kept elements, or (nonzero) their offsets in the tile, which the
+// write-out turns into int64 indices.
+template <bool IndexOut, typename T>
+struct staged_types {
+  using Staged = T;
+  using Out = T;
+};
+template <typename T>
+struct staged_types<true, T> {
+  using Staged = unsigned;
+  using Out = long long;
+};
+
+// out[prefix + i] = stage[i] (or begin + stage[i]) for i < kept, by the whole block: the few
+// elements before out + prefix reaches a 16-byte boundary and the few after the last whole
+// vector one a thread, the vectors between with 16-byte stores. Nothing at or past
+// out + prefix + kept is written: out may end exactly there.
+template <bool IndexOut, typename T>
+__device__ __forceinline__ void write_staged(
+    void *out, long long prefix, int kept, size_t begin,
+    const typename staged_types<IndexOut, T>::Staged *stage) {
+  using Out = typename staged_types<IndexOut, T>::Out;
+  constexpr int per = 16 / sizeof(Out);
+  Out *dst = static_cast<Out *>(out) + prefix;
+  auto staged = [&](int i) {
+    return IndexOut ? static_cast<Out>(begin + stage[i]) : static_cast<Out>(stage[i]);
+  };
+  const int misaligned = static_cast<int>(reinterpret_cast<uintptr_t>(dst) / sizeof(Out) % per);
+  const int head = min(kept, (per - misaligned) % per);
+  const int vectors = (kept - head) / per;
+  const int tail = head + vectors * per;
+  const int t = threadIdx.x;
+  if (t < head) dst[t] = staged(t);
+  if (t < kept - tail) dst[tail + t] = staged(tail + t);
+  for (int j = t; j < vectors; j += glc_tile_threads) {
+    Out e[per];
+#pragma unroll
+    for (int c = 0; c < per; ++c) e[c] = staged(head + j * per + c);
+    glc_store16<Out, per>(dst + head + j * per, e);
+  }
+}
+
+// compact_staged's fewest blocks a SM (as compact_min_blocks; nvcc 13.0, the table in
+// benchmarks/NOTES.md, "Compaction: staged writes"): nonzero 6 (40 registers) and 8-byte
+// elements 5 (48) with no spill on sm_90 and sm_80; 4-byte elements spill 8 bytes at 5 and 24
+// at 6 on sm_90, so no bound (64 registers, 4 blocks).
+template <bool IndexOut, typename T>
+constexpr int staged_min_blocks() {
+  return IndexOut ? 6 : sizeof(T) == 8 ? 5 : 0;
+}
+
+// Variant 3: single_pass's tiles and look-back, the write-out staged (above).
+template <bool IndexOut, typename T, typename Status>
+__global__ void __launch_bounds__(glc_tile_threads, staged_min_blocks<IndexOut, T>())
+    compact_staged(const T *x, const unsigned char *mask, size_t n, bool x_vectors, bool mask_words,
+                   void *out, long long *count, unsigned *tile_counter, size_t tiles,
+                   Status status) {
+  using S = glc_tile_shape<T>;
+  using Staged = typename staged_types<IndexOut, T>::Staged;
+  using Scan = glc_tile_scan<glc_scan_sum, int, 1>;
+  __shared__ typename Scan::Shared shared;
+  __shared__ __align__(16) Staged stage[S::tile];
+  const size_t tile = claim_tile(tile_counter);
+  const size_t begin = tile * S::tile;
+  T v[glc_tile_rounds][S::vec];
+  const unsigned bits = load_kept_bits<T>(x, mask, n, begin, x_vectors, mask_words, v);
+  constexpr unsigned group = (1u << S::vec) - 1u;
+  int counts[glc_tile_rounds][1], base[glc_tile_rounds], kept;
+#pragma unroll
+  for (int r = 0; r < glc_tile_rounds; ++r) counts[r][0] = __popc((bits >> (r * S::vec)) & group);
+  Scan::scan(counts, base, kept, shared);
+#pragma unroll
+  for (int r = 0; r < glc_tile_rounds; ++r)
+#pragma unroll
+    for (int k = 0; k < S::vec; ++k) {
+      const unsigned round_bits = bits >> (r * S::vec);
+      if (!((round_bits >> k) & 1u)) continue;
+      const int at = base[r] + __popc(round_bits & ((1u << k) - 1u));
+      if (IndexOut)
+        stage[at] = static_cast<Staged>(r * S::round + threadIdx.x * S::vec + k);
+      else
+        stage[at] = static_cast<Staged>(v[r][k]);
+    }
+  // tile_offset's barrier also orders the staging before the write-out's reads
+  const long long prefix = tile_offset(status, tile, tiles, static_cast<long long>(kept), count);
+  write_staged<IndexOut, T>(out, prefix, kept, begin, stage);
+}
+// ---- end of variant 3 ----
 
 template <bool IndexOut, typename T>
 int compact_ours(int variant, size_t n, const T *x, const unsigned char *mask, void *out,
@@ -177,6 +345,15 @@ int compact_ours(int variant, size_t n, const T *x, const unsigned char *mask, v
   using Scratch = glc_look_back_scratch<Status>;
   code = scratch.allocate(Scratch::bytes(tiles), stream);
   GLC_TRY(code, GLC_CUDA(cudaMemsetAsync, scratch.ptr, 0, Scratch::zeroed_bytes(tiles), stream));
+  if (variant == GLC_COMPACT_STAGED) {
+    // the mask's vec bytes beside each 16-byte vector of x in one load, where it is aligned
+    const bool mask_words = mask != nullptr && glc_all_aligned(S::vec, mask);
+    GLC_TRY(code,
+            glc_launch(compact_staged<IndexOut, T, Status>, "compact_staged", tiles,
+                       glc_tile_threads, stream, x, mask, n, vector_ok, mask_words, out, count,
+                       Scratch::counter(scratch.ptr), tiles, Scratch::status(scratch.ptr, tiles)));
+    return code;
+  }
   GLC_TRY(code,
           glc_launch(compact_lookback<IndexOut, T, Status>, "compact_lookback", tiles,
                      glc_tile_threads, stream, x, mask, n, vector_ok, out, count,

@@ -26,7 +26,7 @@ int glc_scan_shuffle(int variant, int op, int inclusive, int dtype, size_t n, co
 int glc_scan_cub(int op, int inclusive, int dtype, size_t n, const void *x, void *y,
                  cudaStream_t stream);
 
-// Compaction and nonzero, variants 0 and 1 (compact.cu) and 2 (cub.cu). index_out: write the
+// Compaction and nonzero, variants 0, 1 and 3 (compact.cu) and 2 (cub.cu). index_out: write the
 // indices (int64) of the kept elements instead of the elements.
 int glc_compact_ours(int variant, int dtype, size_t n, const void *x, const unsigned char *mask,
                      void *out, bool index_out, long long *count, cudaStream_t stream);

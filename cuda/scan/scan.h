@@ -28,7 +28,8 @@ enum glc_scan_variant {
 enum glc_compact_variant {
   GLC_COMPACT_THREE_PASS = 0,
   GLC_COMPACT_SINGLE_PASS = 1,
-  GLC_COMPACT_CUB = 2
+  GLC_COMPACT_CUB = 2,
+  GLC_COMPACT_STAGED = 3
 };
 
 /* The one-block variants (0, 1) run the whole array through one block, a block-sized chunk at a

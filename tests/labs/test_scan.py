@@ -4,11 +4,14 @@ and op, inclusive and exclusive, NumPy and device operands; float sums within th
 bound (tests/references/scan.py), and exact where the data make every order exact; NaN and Inf;
 S4's quicksort partition done with scan and compact; the refusals; one scan over 2^31 elements."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import CudaView, block_params, rng_for, variant_params
+from conftest import CudaView, block_params, emulator, rng_for, variant_params
 from references import scan as ref
 
 # 0, 1, a warp +-1, a block of 256 / 512 / 1024 threads +-1, a chunk of 2 x 1024, a tile of the
@@ -236,6 +239,22 @@ def test_compact_of_an_nd_array_flattens_like_boolean_indexing():
     np.testing.assert_array_equal(gl.nonzero(x), np.flatnonzero(x))
 
 
+COMPACT_EMULATOR, needs_toolchain = emulator("compact.py")
+
+
+@needs_toolchain
+def test_staged_compaction_kernel_emulated_on_the_cpu():
+    """compact_staged's own source (variant 3 of compact and nonzero), run on the CPU by
+    tools/emulate/compact.py (a std::thread per CUDA thread, warps' collectives and the block's
+    barrier as std::barriers, blocks three at a time, the first of each stalled, so that the
+    look-back meets unfinished predecessors): every dtype, with a mask, without (NaN kept, -0.0 dropped) and nonzero; 1 to
+    3 tiles + 1 elements; nothing, everything, one element or a random share kept; x, the mask
+    and the result on and off 16-byte boundaries; the result exact and nothing past it written."""
+    done = subprocess.run([sys.executable, COMPACT_EMULATOR, "--quick"], capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
+
+
 # ---------------------------------------------------------------- S4's quicksort partition
 
 
@@ -314,4 +333,4 @@ def test_ladder_order_and_ids():
         (100, "serial"), (101, "openmp_two_pass")]
     for op in ("compact", "nonzero"):
         assert [(v.id, v.name) for v in gl.variants(op)] == [
-            (0, "three_pass"), (1, "single_pass"), (2, "cub"), (100, "serial")]
+            (0, "three_pass"), (1, "single_pass"), (3, "staged"), (2, "cub"), (100, "serial")]

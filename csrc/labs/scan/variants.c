@@ -139,6 +139,18 @@ static const gl_variant select_variants[] = {
      .kernels = "compact_lookback",
      .dtypes = SCAN_DTYPES,
      .flags = GL_BEST | GL_DETERMINISTIC},
+    {.id = GLC_COMPACT_STAGED,
+     .name = "staged",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "single_pass with its writes gathered: the tile's kept elements (or their "
+                "indices) are placed in shared memory in order after the block's scan, then "
+                "written as one contiguous run of 16-byte stores at the tile's offset, instead "
+                "of one scattered 4- or 8-byte store per kept element; flags as bits, the "
+                "mask's bytes beside each 16-byte load of x in one load.",
+     .seed = "Merrill & Garland 2016",
+     .kernels = "compact_staged",
+     .dtypes = SCAN_DTYPES,
+     .flags = GL_DETERMINISTIC},
     {.id = GLC_COMPACT_CUB,
      .name = "cub",
      .backend = GL_BACKEND_CUDA,

@@ -1,0 +1,287 @@
+// Host emulation of the staged compaction kernel (cuda/scan/compact.cu, variant 3 of compact and
+// nonzero), driven by tools/emulate/compact.py, which writes kernel_gen.inc: the kernel's own
+// source, cut from compact.cu, with each __shared__ variable turned into a per-block slot of
+// emu_shared. tile.cuh (the tile scan, the tile status and the look-back) is included as it is.
+// Each CUDA thread is a std::thread; a warp's collectives (__shfl_up_sync, __shfl_xor_sync,
+// __ballot_sync, __any_sync) meet its 32 lanes at a std::barrier, __syncthreads the block's 256.
+// Blocks run in waves of kWave at once, some stalled after taking their tile id (atomicAdd), so
+// that a tile's look-back finds predecessors that have not yet published, or published only
+// their aggregate; the order in which a wave's blocks take their tile ids varies from run to run.
+// 16-byte loads and stores must be 16-byte aligned, the mask's word loads aligned to their size;
+// the result is followed by sentinels that must stay untouched, and compared exactly (bit for bit)
+// with the kept elements or their indices. Speed and the GPU's memory model are not emulated: this
+// checks the flags, the block scan, the staging, the write-out's head, vectors and tail, and the
+// count.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "emu_cuda.h"
+#define __launch_bounds__(...)
+#define __align__(n) alignas(n)
+
+thread_local dim3 threadIdx, blockIdx;
+dim3 blockDim(256), gridDim;
+std::atomic<long> emu_errors{0};
+
+constexpr int kWave = 3;    // blocks run at once
+thread_local int emu_slot;  // the running block's slot, 0..kWave-1: its shared memory
+
+struct emu_block {
+  std::barrier<> block{256};
+  std::vector<std::unique_ptr<std::barrier<>>> warps;
+  unsigned long long slots[256];
+  emu_block() {
+    for (int w = 0; w < 8; ++w) warps.emplace_back(new std::barrier<>(32));
+  }
+};
+emu_block *emu_blocks[kWave];
+
+void emu_error(const char *what) {
+  if (emu_errors++ < 5) fprintf(stderr, "%s\n", what);
+}
+
+template <typename T, int Id>
+T &emu_shared() {
+  alignas(16) static T slots[kWave];
+  return slots[emu_slot];
+}
+
+void __syncthreads() { emu_blocks[emu_slot]->block.arrive_and_wait(); }
+void __nanosleep(unsigned) { std::this_thread::yield(); }
+int __popc(unsigned v) { return __builtin_popcount(v); }
+int __ffs(unsigned v) { return __builtin_ffs(static_cast<int>(v)); }
+using std::min;
+
+// The tile counter. The first tile of every wave stalls for up to 2 ms after taking its id (its
+// other threads wait at the barrier after it): the second publishes its aggregate and waits for
+// the first's prefix, the third finds the second with only its aggregate (or its prefix, when the
+// first has finished) and the first with nothing, which the look-back's wait and its walk over
+// aggregates must handle.
+unsigned atomicAdd(unsigned *p, unsigned v) {
+  const unsigned old = __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+  if (old % kWave == 0)
+    std::this_thread::sleep_for(std::chrono::microseconds(old * 7919 % 2000));
+  return old;
+}
+
+// Every lane leaves v in its slot; each reads the slot of source(lane).
+template <typename T, typename Source>
+T emu_warp(unsigned mask, T v, Source source) {
+  if (mask != 0xffffffffu) emu_error("a warp collective without the full mask");
+  emu_block &b = *emu_blocks[emu_slot];
+  const int lane = threadIdx.x % 32, first = threadIdx.x - lane;
+  std::barrier<> &meet = *b.warps[threadIdx.x / 32];
+  unsigned long long bits = 0;
+  memcpy(&bits, &v, sizeof v);
+  b.slots[threadIdx.x] = bits;
+  meet.arrive_and_wait();
+  T out;
+  const unsigned long long got = b.slots[first + source(lane)];
+  memcpy(&out, &got, sizeof out);
+  meet.arrive_and_wait();
+  return out;
+}
+
+template <typename T>
+T __shfl_up_sync(unsigned mask, T v, unsigned delta) {
+  return emu_warp(mask, v, [&](int lane) {
+    return lane >= static_cast<int>(delta) ? lane - static_cast<int>(delta) : lane;
+  });
+}
+template <typename T>
+T __shfl_xor_sync(unsigned mask, T v, int offset) {
+  return emu_warp(mask, v, [&](int lane) { return lane ^ offset; });
+}
+unsigned __ballot_sync(unsigned mask, int predicate) {
+  if (mask != 0xffffffffu) emu_error("a warp collective without the full mask");
+  emu_block &b = *emu_blocks[emu_slot];
+  const int first = threadIdx.x - threadIdx.x % 32;
+  std::barrier<> &meet = *b.warps[threadIdx.x / 32];
+  b.slots[threadIdx.x] = predicate != 0;
+  meet.arrive_and_wait();
+  unsigned ballot = 0;
+  for (int l = 0; l < 32; ++l) ballot |= static_cast<unsigned>(b.slots[first + l]) << l;
+  meet.arrive_and_wait();
+  return ballot;
+}
+int __any_sync(unsigned mask, int predicate) { return __ballot_sync(mask, predicate) != 0; }
+
+template <typename T>
+T __ldcs(const T *p) {
+  if (reinterpret_cast<uintptr_t>(p) % sizeof(T)) emu_error("a misaligned vector load");
+  return *p;
+}
+template <typename T>
+void __stcs(T *p, T v) {
+  if (reinterpret_cast<uintptr_t>(p) % sizeof(T)) emu_error("a misaligned vector store");
+  *p = v;
+}
+
+#include "cuda/scan/tile.cuh"
+#include "kernel_gen.inc"
+
+using Status = glc_tile_status<long long>;
+using Scratch = glc_look_back_scratch<Status>;
+
+// compact_ours's launch of variant 3, in waves of kWave blocks.
+template <bool IndexOut, typename T>
+void launch(const T *x, const unsigned char *mask, size_t n, void *out, long long *count) {
+  using S = glc_tile_shape<T>;
+  const size_t tiles = (n + S::tile - 1) / S::tile;
+  std::vector<unsigned long long> scratch((Scratch::bytes(tiles) + 7) / 8, 0x5a5a5a5a5a5a5a5aull);
+  memset(scratch.data(), 0, Scratch::zeroed_bytes(tiles));
+  unsigned *counter = Scratch::counter(scratch.data());
+  const Status status = Scratch::status(scratch.data(), tiles);
+  const bool x_vectors = reinterpret_cast<uintptr_t>(x) % 16 == 0;
+  const bool mask_words = mask && reinterpret_cast<uintptr_t>(mask) % S::vec == 0;
+  gridDim = dim3(static_cast<unsigned>(tiles));
+  for (size_t wave = 0; wave < tiles; wave += kWave) {
+    std::vector<std::thread> threads;
+    for (int slot = 0; slot < kWave && wave + slot < tiles; ++slot) {
+      emu_blocks[slot] = new emu_block;
+      for (int t = 0; t < 256; ++t)
+        threads.emplace_back([=] {
+          emu_slot = slot;
+          threadIdx = dim3(t);
+          blockIdx = dim3(static_cast<unsigned>(wave + slot));
+          compact_staged<IndexOut, T, Status>(x, mask, n, x_vectors, mask_words, out, count,
+                                              counter, tiles, status);
+        });
+    }
+    for (auto &t : threads) t.join();
+    for (int slot = 0; slot < kWave && wave + slot < tiles; ++slot) delete emu_blocks[slot];
+  }
+}
+
+template <typename T>
+bool same_bits(T a, T b) {
+  return memcmp(&a, &b, sizeof a) == 0;
+}
+
+constexpr int kPad = 40;  // sentinels after the result
+
+// One case: x at `x_shift` elements and the mask at `mask_shift` bytes past 16-byte boundaries,
+// the result at `out_shift` elements past one, with exactly the kept count's room.
+template <bool IndexOut, typename T>
+bool check(const char *what, const std::vector<T> &xs, const std::vector<unsigned char> *mask,
+           int x_shift, int mask_shift, int out_shift) {
+  using Out = typename staged_types<IndexOut, T>::Out;
+  const size_t n = xs.size();
+  std::vector<T> x_store(n + 16 + x_shift);
+  T *x =
+      reinterpret_cast<T *>((reinterpret_cast<uintptr_t>(x_store.data()) + 15) / 16 * 16) + x_shift;
+  std::copy(xs.begin(), xs.end(), x);
+  std::vector<unsigned char> mask_store(n + 32);
+  unsigned char *m = nullptr;
+  if (mask) {
+    m = reinterpret_cast<unsigned char *>((reinterpret_cast<uintptr_t>(mask_store.data()) + 15) /
+                                          16 * 16) +
+        mask_shift;
+    std::copy(mask->begin(), mask->end(), m);
+  }
+  std::vector<Out> want;
+  for (size_t i = 0; i < n; ++i) {
+    const bool keep = mask ? (*mask)[i] != 0 : xs[i] != T(0);
+    if (keep) want.push_back(IndexOut ? static_cast<Out>(i) : static_cast<Out>(xs[i]));
+  }
+  const Out sentinel = static_cast<Out>(-12345);
+  std::vector<Out> out_store(want.size() + kPad + 16 / sizeof(Out) + out_shift, sentinel);
+  Out *out =
+      reinterpret_cast<Out *>((reinterpret_cast<uintptr_t>(out_store.data()) + 15) / 16 * 16) +
+      out_shift;
+  long long count = -1;
+  launch<IndexOut, T>(x, m, n, out, &count);
+  long wrong = 0;
+  if (count != static_cast<long long>(want.size())) {
+    fprintf(stderr, "%s n %zu: count %lld, want %zu\n", what, n, count, want.size());
+    wrong++;
+  }
+  for (size_t i = 0; i < want.size(); ++i)
+    if (!same_bits(out[i], want[i]) && wrong++ < 3)
+      fprintf(stderr, "%s n %zu: out[%zu] = %g, want %g\n", what, n, i, static_cast<double>(out[i]),
+              static_cast<double>(want[i]));
+  for (size_t i = want.size(); i < want.size() + kPad; ++i)
+    if (!same_bits(out[i], sentinel) && wrong++ < 3)
+      fprintf(stderr, "%s n %zu: written past the result's end at %zu\n", what, n, i);
+  return wrong == 0;
+}
+
+// Elements with zeros (and, for floats, -0.0 and NaN: x != 0 drops the one, keeps the other).
+template <typename T>
+std::vector<T> values(size_t n, double zeros, std::mt19937 &rng) {
+  constexpr bool floating = std::is_floating_point_v<T>;
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::uniform_int_distribution<int> value(1, 1000);
+  std::vector<T> x(n);
+  for (auto &e : x) {
+    const double p = u(rng);
+    if (p < zeros)
+      e = floating && u(rng) < 0.5 ? T(-0.0) : T(0);
+    else if (floating && u(rng) < 0.01)
+      e = static_cast<T>(NAN);
+    else
+      e = static_cast<T>(u(rng) < 0.5 ? -value(rng) : value(rng)) + (floating ? T(0.25) : T(0));
+  }
+  return x;
+}
+
+template <typename T>
+int suite(std::mt19937 &rng, bool quick) {
+  using S = glc_tile_shape<T>;
+  const long long tile = static_cast<long long>(S::tile);
+  std::vector<long long> sizes = {1,        2,    3,        31,           33,          255,
+                                  tile - 1, tile, tile + 1, 3 * tile - 1, 3 * tile + 1};
+  if (!quick) sizes.push_back(7 * tile + 13);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  int failed = 0;
+  for (long long n : sizes) {
+    // masks: none kept, all kept, one kept, random at 3%, 50% and 97% (bytes 1, and some 2-255)
+    for (int pattern = 0; pattern < 6; ++pattern) {
+      std::vector<unsigned char> mask(n, 0);
+      const double p[] = {0.0, 1.0, 0.0, 0.03, 0.5, 0.97};
+      for (auto &b : mask) b = u(rng) < p[pattern] ? (u(rng) < 0.9 ? 1 : 2 + rng() % 254) : 0;
+      if (pattern == 2) mask[rng() % n] = 1;
+      const auto x = values<T>(n, 0.3, rng);
+      const int shift = pattern % 2;  // misaligned x, mask and result every other case
+      const int out_shift = static_cast<int>(rng() % (16 / sizeof(T)));
+      failed += !check<false, T>("compact with a mask", x, &mask, 0, 0, out_shift);
+      failed +=
+          !check<false, T>("compact with a mask, misaligned", x, &mask, shift, 1 + shift, shift);
+      // no mask: x != 0 at the same densities
+      const auto y = values<T>(n, 1.0 - p[pattern], rng);
+      failed += !check<false, T>("compact without a mask", y, nullptr, shift, 0, out_shift);
+      failed += !check<true, T>("nonzero", y, nullptr, shift, 0, shift);
+    }
+  }
+  return failed;
+}
+
+int main(int argc, char **argv) {
+  const bool quick = argc > 1;
+  std::mt19937 rng(11);
+  int failed = 0;
+  const int f32 = suite<float>(rng, quick);
+  printf("float32: %s\n", f32 ? "FAILED" : "ok");
+  const int f64 = suite<double>(rng, quick);
+  printf("float64: %s\n", f64 ? "FAILED" : "ok");
+  const int i32 = suite<int>(rng, quick);
+  printf("int32: %s\n", i32 ? "FAILED" : "ok");
+  const int i64 = suite<long long>(rng, quick);
+  printf("int64: %s\n", i64 ? "FAILED" : "ok");
+  failed = f32 + f64 + i32 + i64;
+  if (emu_errors) failed++;
+  printf("%s\n", failed ? "FAILED" : "all ok");
+  return failed ? 1 : 0;
+}

@@ -163,8 +163,9 @@ def main():
                     a["bus_gbps"] / b["bus_gbps"]
                     for a, b in zip(results[mode], results["torch_distributed"])]
                 print(f"{mode} / torch:", " ".join(f"{r:.3f}" for r in results[f"{mode}_vs_torch"]))
-    save("multi_allreduce" + (f"_{args.tag}" if args.tag else ""), {"repeat": args.repeat, "quick": args.quick,
-                             "sizes": sizes, "dtype": "float32"}, results)
+    save("multi_allreduce" + (f"_{args.tag}" if args.tag else ""),
+         {"repeat": args.repeat, "quick": args.quick, "sizes": sizes, "dtype": "float32"},
+         results)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
-"""Jacobi over several GPUs (issue 16): strong and weak scaling of gl.multi.jacobi over 1 and 2
-GPUs, Jacobi 2D at 16384² and 3D at 512³ (float32), halos by p2p copies against NCCL
-send/recv, with the interior overlapping the exchange and without, and where the time went
-(compute, exchange, all-reduce, and exposed: the time beyond the sweeps; the solve's own CUDA
-events and host clock, see gl.multi.MultiJacobiResult). Targets (issue 16, ANCHORS.md): strong speedup >= 1.8x on 2 GPUs
-and weak efficiency >= 0.9 at 16384².
+"""Jacobi over several GPUs (issues 16 and 17): strong and weak scaling of gl.multi.jacobi over
+1, 2, 4, ... GPUs, Jacobi 2D at 16384² and 3D at 512³ (float32) by default, halos by p2p copies
+against NCCL send/recv, with the interior overlapping the exchange and without, and where the
+time went (compute, exchange, all-reduce, and exposed: the time beyond the sweeps; the solve's
+own CUDA events and host clock, see gl.multi.MultiJacobiResult). Targets (issues 16 and 17,
+ANCHORS.md): strong speedup >= 1.8x on 2 GPUs and weak efficiency >= 0.9 at 16384².
 
 Each point is gl.multi.scaling's median of --repeat solves of --sweeps sweeps (a check every
 50) after one warm-up; a solve's time is its total_ms: the sweeps and checks, not the uploads

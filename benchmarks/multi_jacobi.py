@@ -45,6 +45,16 @@ def counts_up_to(count):
     return counts if counts[-1] == count else counts + [count]
 
 
+def gpu_counts(text):
+    """(the GPU counts --gpus names, or 1, 2, 4, ... up to every visible GPU; visible GPUs);
+    exits where --gpus asks for more than are visible."""
+    count = gl._core._multi_device_count()
+    counts = [int(n) for n in text.split(",")] if text else counts_up_to(count)
+    if max(counts) > count:
+        raise SystemExit(f"--gpus {text}: only {count} GPUs visible")
+    return counts, count
+
+
 class Grids:
     """f (standard normal, seed 0) and u0 (zeros) per shape, made once: the 1024^3 and 32768^2
     grids are 4 GiB each and take seconds to draw. clear() between base sizes."""
@@ -87,10 +97,7 @@ def arguments(p):
 
 def main():
     args = ladder_args(repeat=5, quick_help="small grids only", extra=arguments)
-    count = gl._core._multi_device_count()
-    counts = ([int(n) for n in args.gpus.split(",")] if args.gpus else counts_up_to(count))
-    if max(counts) > count:
-        raise SystemExit(f"--gpus {args.gpus}: only {count} GPUs visible")
+    counts, count = gpu_counts(args.gpus)
     if count < 2:
         print(f"only {count} GPU visible: the 1-GPU baselines alone, no scaling")
     exchanges = args.exchange.split(",")

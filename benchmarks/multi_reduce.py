@@ -16,7 +16,7 @@ import numpy as np
 
 import gpulab as gl
 from common import ladder_args, save
-from multi_jacobi import counts_up_to
+from multi_jacobi import gpu_counts
 
 
 def arguments(p):
@@ -42,10 +42,7 @@ def checked(parts):
 
 def main():
     args = ladder_args(repeat=20, quick_help="2^20 elements", extra=arguments)
-    count = gl._core._multi_device_count()
-    counts = ([int(n) for n in args.gpus.split(",")] if args.gpus else counts_up_to(count))
-    if max(counts) > count:
-        raise SystemExit(f"--gpus {args.gpus}: only {count} GPUs visible")
+    counts, _ = gpu_counts(args.gpus)
     n = 1 << 20 if args.quick else args.elements
     host = np.ones(n, np.float32)
     results = {"gpus": counts, "elements": n, "copy_ceiling_gbps": None}

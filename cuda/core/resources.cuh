@@ -128,4 +128,16 @@ inline double glc_host_seconds() {
     if (!(code)) (code) = (call); \
   } while (0)
 
+// CUB's two-phase device calls: run(nullptr, bytes) asks for the scratch size, then
+// run(scratch, bytes) does the work; the scratch is never null (a null pointer asks for the size).
+template <typename Run>
+int glc_with_cub_scratch(Run run, cudaStream_t stream) {
+  size_t bytes = 0;
+  int code = run(nullptr, bytes);
+  GlcDeviceBuffer temp;
+  GLC_TRY(code, temp.allocate(bytes ? bytes : 1, stream));
+  GLC_TRY(code, run(temp.ptr, bytes));
+  return code;
+}
+
 #endif

@@ -34,15 +34,12 @@ int cub_histogram(size_t n, const T *x, long long lo, int bins, unsigned long lo
   const W lower = static_cast<W>(lo), upper = static_cast<W>(lo + bins);
   auto samples = thrust::make_transform_iterator(x, CloseLastBin<T, W>{upper});
   const long long items = static_cast<long long>(n);
-  size_t bytes = 0;
-  int code = GLC_CUDA(cub::DeviceHistogram::HistogramEven, nullptr, bytes, samples, counts,
-                      bins + 1, lower, upper, items, stream);
-  if (code) return code;
-  GlcDeviceBuffer temp;
-  code = temp.allocate(bytes ? bytes : 1, stream);
-  GLC_TRY(code, GLC_CUDA(cub::DeviceHistogram::HistogramEven, temp.ptr, bytes, samples, counts,
-                         bins + 1, lower, upper, items, stream));
-  return code;
+  return glc_with_cub_scratch(
+      [&](void *temp, size_t &bytes) {
+        return GLC_CUDA(cub::DeviceHistogram::HistogramEven, temp, bytes, samples, counts, bins + 1,
+                        lower, upper, items, stream);
+      },
+      stream);
 }
 
 }  // namespace

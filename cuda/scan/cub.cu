@@ -47,12 +47,7 @@ int cub_scan(bool inclusive, size_t n, const In *x, void *out, cudaStream_t stre
                : GLC_CUDA(cub::DeviceScan::ExclusiveScan, temp, bytes, in, y, Op{}, init, items,
                           stream);
   };
-  size_t bytes = 0;
-  int code = run(nullptr, bytes);
-  GlcDeviceBuffer temp;
-  GLC_TRY(code, temp.allocate(bytes ? bytes : 1, stream));  // non-null: null asks for the size
-  GLC_TRY(code, run(temp.ptr, bytes));
-  return code;
+  return glc_with_cub_scratch(run, stream);
 }
 
 template <typename T>
@@ -72,12 +67,7 @@ int cub_select(size_t n, const T *x, const unsigned char *mask, void *out, bool 
     return GLC_CUDA(cub::DeviceSelect::If, temp, bytes, x, static_cast<T *>(out), count, items,
                     is_nonzero<T>{}, stream);
   };
-  size_t bytes = 0;
-  int code = run(nullptr, bytes);
-  GlcDeviceBuffer temp;
-  GLC_TRY(code, temp.allocate(bytes ? bytes : 1, stream));  // non-null: null asks for the size
-  GLC_TRY(code, run(temp.ptr, bytes));
-  return code;
+  return glc_with_cub_scratch(run, stream);
 }
 
 }  // namespace
@@ -105,10 +95,9 @@ extern "C" int glc_count_true(size_t n, const unsigned char *mask, long long *co
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   auto flags = thrust::make_transform_iterator(mask, kept_count{});
   const long long items = static_cast<long long>(n);
-  size_t bytes = 0;
-  int code = GLC_CUDA(cub::DeviceReduce::Sum, nullptr, bytes, flags, count, items, s);
-  GlcDeviceBuffer temp;
-  GLC_TRY(code, temp.allocate(bytes ? bytes : 1, s));  // non-null: null asks for the size
-  GLC_TRY(code, GLC_CUDA(cub::DeviceReduce::Sum, temp.ptr, bytes, flags, count, items, s));
-  return code;
+  return glc_with_cub_scratch(
+      [&](void *temp, size_t &bytes) {
+        return GLC_CUDA(cub::DeviceReduce::Sum, temp, bytes, flags, count, items, s);
+      },
+      s);
 }

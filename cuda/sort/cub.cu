@@ -31,17 +31,6 @@ struct same {
   }
 };
 
-// CUB's two-phase calls: the first asks for the scratch bytes, the second sorts.
-template <typename Run>
-int with_scratch(Run run, cudaStream_t stream) {
-  size_t bytes = 0;
-  int code = run(nullptr, bytes);
-  GlcDeviceBuffer temp;
-  GLC_TRY(code, temp.allocate(bytes ? bytes : 1, stream));  // non-null: null asks for the size
-  GLC_TRY(code, run(temp.ptr, bytes));
-  return code;
-}
-
 // out[i] = in[i] through CUB's transform (a copy, or the indices from a counting iterator).
 template <typename In, typename Out>
 int transform_copy(In in, Out *out, long long n, cudaStream_t stream) {
@@ -54,7 +43,7 @@ int cub_sort_native(const glc_sort_call &call, const Key *keys, Key *keys_out, c
                     Value *values_out) {
   const long long n = static_cast<long long>(call.n);
   cudaStream_t s = call.stream;
-  return with_scratch(
+  return glc_with_cub_scratch(
       [&](void *temp, size_t &bytes) {
         if (values_out == nullptr)
           return call.descending ? GLC_CUDA(cub::DeviceRadixSort::SortKeysDescending, temp, bytes,

@@ -24,8 +24,8 @@ from common import ladder_args, save
 # bytes read and written a pass). lsd_radix: each pass reads the keys twice (histogram, scatter)
 # and writes them once, 12 B, 32 / bits passes. bitonic: 8 B pairs read and written by each of
 # its global steps (plus the shared ones, a read and a write a stage), counted by bitonic_bytes.
-# cub: CUB's onesweep reads the keys once for all histograms, then a read and a write a pass of 8
-# bits: 4 + 4 x 8 = 36 B.
+# onesweep and cub (CUB's onesweep): the keys read once for all histograms, then a read and a
+# write a pass of 8 bits: 4 + 4 x 8 = 36 B.
 def radix_bytes(bits, key_bytes=4, value_bytes=0):
     passes = 8 * key_bytes // bits
     return passes * (3 * key_bytes + 2 * value_bytes)
@@ -99,7 +99,7 @@ def pairs_ladder(log2n, repeat, copy_gbps):
 
 def summarize(rows, n):
     big = [r for r in rows if r["op"] == "sort" and r["dtype"] == "int32" and r["n"] == n]
-    radix = [r for r in big if r["variant"].startswith("lsd_radix")]
+    radix = [r for r in big if r["variant"].startswith(("lsd_radix", "onesweep"))]
     best = min(radix, key=lambda r: r["median_ms"]) if radix else None
     cub = next((r for r in big if r["variant"] == "cub"), None)
     return {

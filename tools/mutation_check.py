@@ -162,6 +162,20 @@ PLANTS: List[Plant] = [
           find="    compare_exchange(keys, indices, i, j, ((base + i) & k) == 0);\n    __syncthreads();\n",
           replace="    compare_exchange(keys, indices, i, j, ((base + i) & k) == 0);\n",
           tool="racecheck", driver=("sort.py", "--only", "sort:0", "--inputs", "device")),
+    # Onesweep's tile load taking one key too many: the last tile reads the key one past the end
+    # (and ranks it as one of its own).
+    Plant("sort-onesweep-read-past-end", "sort", "read one past the end of the keys",
+          "cuda/sort/onesweep.cu", after="    onesweep_pass(",
+          find="    key[j] = i < n ? keys[i] : 0;", replace="    key[j] = i <= n ? keys[i] : 0;",
+          tool="memcheck", driver=("sort.py", "--only", "sort:4")),
+    # Onesweep's write-out reading the tile sorted in shared memory before every thread has
+    # stored its keys there.
+    Plant("sort-onesweep-missing-syncthreads", "sort", "missing __syncthreads() between the "
+          "tile's sort in shared memory and its write-out", "cuda/sort/onesweep.cu",
+          after="    onesweep_pass(",
+          find="    if (valid) tile_keys[place[j]] = key[j];\n  }\n  __syncthreads();\n",
+          replace="    if (valid) tile_keys[place[j]] = key[j];\n  }\n",
+          tool="racecheck", driver=("sort.py", "--only", "sort:4", "--inputs", "device")),
     # The staged compaction's write-out rounds its count of 16-byte vectors up: the last vector
     # of a run whose length is not a whole number of vectors writes up to 3 elements past it,
     # past the end of a masked result (allocated at exactly the kept count) for the last tile.

@@ -262,5 +262,6 @@ def test_ladder_order_and_ids():
     """The numbering the notebook and NOTES cite; the rest of issue 12's ladder is to come."""
     for op in ("sort", "argsort", "sort_pairs"):
         assert [(v.id, v.name) for v in gl.variants(op)] == [
-            (0, "bitonic"), (1, "lsd_radix"), (2, "cub"), (100, "qsort"), (101, "openmp_radix")]
+            (0, "bitonic"), (1, "lsd_radix"), (4, "onesweep"), (2, "cub"), (100, "qsort"),
+            (101, "openmp_radix")]
     assert all("stable" in v.summary for v in gl.variants("sort"))

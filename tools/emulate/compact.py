@@ -10,7 +10,6 @@ exits non-zero when a result is wrong.
 """
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -24,7 +23,6 @@ KERNEL = os.path.join(ROOT, "cuda", "scan", "compact.cu")
 # the parts of compact.cu the kernel needs: the look-back tiles' start and offset, and variant 3
 PARTS = (("// ---- the look-back tiles' start and offset", "// ---- end of the look-back tiles'"),
          ("// ---- variant 3, staged", "// ---- end of variant 3 ----"))
-SHARED = re.compile(r"__shared__\s+(__align__\(\d+\)\s+)?([^;]+?)\s+(\w+)(\[[^\]]+\])?;")
 
 
 def kernel_source(path=KERNEL):
@@ -38,9 +36,7 @@ def kernel_source(path=KERNEL):
             sys.exit(f"emulate: {start!r} or {end!r} is no longer in compact.cu: update "
                      "tools/emulate")
         parts.append(text[text.index(start):text.index(end)])
-    ids = iter(range(1000))
-    return SHARED.sub(lambda m: f"auto &{m.group(3)} = emu_shared<{m.group(2)}{m.group(4) or ''}, "
-                                f"{next(ids)}>();", "\n".join(parts))
+    return host_toolchain.per_block_shared("\n".join(parts))
 
 
 def main(*args):
@@ -52,8 +48,7 @@ def main(*args):
             f.write(kernel_source(*paths))
         shutil.copy(os.path.join(HERE, "compact_host.cpp"), work)
         exe = os.path.join(work, "compact_host")
-        # tile.cuh's <cuda/atomic>: libcu++, in include/cccl from CUDA 13 on
-        cccl = [f"-I{os.path.join(include, 'cccl')}"] * os.path.isdir(os.path.join(include, "cccl"))
+        cccl = host_toolchain.cccl_flags(include)  # tile.cuh's <cuda/atomic>
         subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-w", f"-I{include}", *cccl,
                         f"-I{HERE}", f"-I{ROOT}", f"-I{work}",
                         os.path.join(work, "compact_host.cpp"), "-o", exe], check=True)

@@ -25,33 +25,50 @@
 #include <ucontext.h>
 #include <vector>
 
+#include <cuda/atomic>
+
 #include "emu_cuda.h"
-#define __shared__ static
-#define __launch_bounds__(threads)
+// sort.py turns each __shared__ variable into a call of emu_shared: one it misses fails here
+#define __shared__ emu_shared_was_not_substituted
+#define __launch_bounds__(...)
+#define __align__(n) alignas(n)
 #undef __host__
 #define __host__
 
-// Each CUDA thread of a block is a fiber (ucontext) of one OS thread, run until it reaches a
-// barrier and then the next: fast and deterministic, where a std::thread per CUDA thread spends
-// its time in the kernel's futexes.
+// Each CUDA thread is a fiber (ucontext) of one OS thread, run until it reaches a barrier (or
+// waits, __nanosleep) and then the next: fast and deterministic, where a std::thread per CUDA
+// thread spends its time in the kernel's futexes. Blocks run in waves of up to emu_wave at once
+// (as many as 1024 fibers hold), each in its slot: its barriers, its warps' exchange and its
+// shared memory (sort.py turns every __shared__ variable into the running slot's copy), so that
+// a look-back across tiles finds predecessors that have published nothing yet, or only their
+// aggregate.
 dim3 threadIdx, blockIdx, blockDim, gridDim;
+constexpr unsigned kFibers = 1024, kSlots = 4;
 struct Fiber {
   ucontext_t context;
   std::vector<char> stack = std::vector<char>(64 << 10);
   std::function<void()> body;
+  unsigned thread = 0, block = 0, slot = 0;
   bool done = false;
 };
-std::vector<Fiber> emu_fibers(1024);
+std::vector<Fiber> emu_fibers(kFibers);
 ucontext_t emu_scheduler;
-unsigned emu_current;
+unsigned emu_current, emu_slot;
 long emu_errors = 0;
 long emu_moves = 0;   // arrivals at barriers and fibers finished: a round without one is a deadlock
 size_t emu_wave = 3;  // blocks a "wave": small, so that the emulated grid has several blocks
 
+void emu_enter(unsigned fiber) {
+  emu_current = fiber;
+  threadIdx = dim3(emu_fibers[fiber].thread);
+  blockIdx = dim3(emu_fibers[fiber].block);
+  emu_slot = emu_fibers[fiber].slot;
+}
+
 void emu_yield() {
-  threadIdx = dim3(emu_current);  // restored on the way back (the scheduler moves it)
-  swapcontext(&emu_fibers[emu_current].context, &emu_scheduler);
-  threadIdx = dim3(emu_current);
+  const unsigned me = emu_current;
+  swapcontext(&emu_fibers[me].context, &emu_scheduler);
+  emu_enter(me);  // the scheduler moved the globals to other fibers meanwhile
 }
 
 // A barrier of `members` fibers: each waits until the last one arrives.
@@ -68,43 +85,75 @@ struct Barrier {
     while (generation == mine) emu_yield();
   }
 };
-Barrier emu_block_barrier, emu_warp_barriers[32];
-unsigned long long emu_slots[1024];
+Barrier emu_block_barriers[kSlots], emu_warp_barriers[kSlots][32];
+unsigned long long emu_slots[kSlots][1024];
 
-void __syncthreads() { emu_block_barrier.wait(blockDim.x); }
+template <typename T, int Id>
+T &emu_shared() {
+  alignas(16) static T slots[kSlots];
+  return slots[emu_slot];
+}
+
+void __syncthreads() { emu_block_barriers[emu_slot].wait(blockDim.x); }
 
 void emu_check_mask(unsigned mask, const char *what) {
   if (mask != 0xffffffffu && emu_errors++ < 5) fprintf(stderr, "%s with mask %08x\n", what, mask);
 }
 
-void emu_warp_wait() { emu_warp_barriers[threadIdx.x / 32].wait(32); }
+void emu_warp_wait() { emu_warp_barriers[emu_slot][threadIdx.x / 32].wait(32); }
+void __syncwarp() { emu_warp_wait(); }
+void __nanosleep(unsigned) { emu_yield(); }
 
-unsigned __match_any_sync(unsigned mask, unsigned value) {
-  emu_check_mask(mask, "__match_any_sync");
-  const unsigned warp_base = threadIdx.x / 32 * 32;
-  emu_slots[threadIdx.x] = value;
+// Every lane leaves v in its slot, meets its warp, and reads the slot of source(lane).
+template <typename T, typename Source>
+T emu_exchange(unsigned mask, T value, const char *what, Source source) {
+  emu_check_mask(mask, what);
+  unsigned long long *lanes = emu_slots[emu_slot] + threadIdx.x / 32 * 32;
+  unsigned long long bits = 0;
+  memcpy(&bits, &value, sizeof value);
+  lanes[threadIdx.x % 32] = bits;
   emu_warp_wait();
-  unsigned peers = 0;
-  for (unsigned lane = 0; lane < 32; ++lane)
-    if (emu_slots[warp_base + lane] == value) peers |= 1u << lane;
-  emu_warp_wait();
-  return peers;
-}
-
-unsigned long long __shfl_up_sync(unsigned mask, unsigned long long value, unsigned delta) {
-  emu_check_mask(mask, "__shfl_up_sync");
-  emu_slots[threadIdx.x] = value;
-  emu_warp_wait();
-  const unsigned lane = threadIdx.x % 32;
-  const unsigned long long out = lane >= delta ? emu_slots[threadIdx.x - delta] : value;
+  T out;
+  memcpy(&out, &lanes[source(threadIdx.x % 32, lanes)], sizeof out);
   emu_warp_wait();
   return out;
 }
 
+unsigned __match_any_sync(unsigned mask, unsigned value) {
+  unsigned peers = 0;
+  emu_exchange(mask, value, "__match_any_sync", [&](unsigned lane, unsigned long long *lanes) {
+    for (unsigned l = 0; l < 32; ++l)
+      if (lanes[l] == value) peers |= 1u << l;
+    return lane;
+  });
+  return peers;
+}
+
+unsigned long long __shfl_up_sync(unsigned mask, unsigned long long value, unsigned delta) {
+  return emu_exchange(mask, value, "__shfl_up_sync", [&](unsigned lane, unsigned long long *) {
+    return lane >= delta ? lane - delta : lane;
+  });
+}
+
+unsigned __shfl_sync(unsigned mask, unsigned value, int source) {
+  return emu_exchange(mask, value, "__shfl_sync",
+                      [&](unsigned, unsigned long long *) { return source & 31; });
+}
+
+int __ffs(unsigned x) { return __builtin_ffs(static_cast<int>(x)); }
 int __popc(unsigned x) { return __builtin_popcount(x); }
 
 unsigned atomicAdd(unsigned *address, unsigned value) {
   return __atomic_fetch_add(address, value, __ATOMIC_RELAXED);
+}
+
+unsigned long long atomicAdd(unsigned long long *address, unsigned long long value) {
+  return __atomic_fetch_add(address, value, __ATOMIC_RELAXED);
+}
+
+extern "C" cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t) {
+  memset(p, value, bytes);
+  return cudaSuccess;
 }
 
 // ---- the runtime the pass logic calls: launches, scratch, errors ----
@@ -162,46 +211,58 @@ void emu_fiber_entry() {
   ++emu_moves;
 }
 
-// Runs the block's fibers round-robin until all have returned; false for a round in which none
-// arrives anywhere or returns while some wait: a deadlock (a thread missing from a barrier).
-bool emu_run_block(unsigned threads) {
-  for (unsigned t = 0; t < threads; ++t) {
-    Fiber &f = emu_fibers[t];
-    f.done = false;
-    getcontext(&f.context);
-    f.context.uc_stack.ss_sp = f.stack.data();
-    f.context.uc_stack.ss_size = f.stack.size();
-    f.context.uc_link = &emu_scheduler;
-    makecontext(&f.context, emu_fiber_entry, 0);
+// Runs `count` fibers round-robin, from `first` on, until all have returned; false for a round
+// in which none arrives anywhere or returns while some wait: a deadlock (a thread missing from a
+// barrier, or a look-back waiting for a tile that never publishes).
+bool emu_run(unsigned count, unsigned first) {
+  for (unsigned f = 0; f < count; ++f) {
+    Fiber &fiber = emu_fibers[f];
+    fiber.done = false;
+    getcontext(&fiber.context);
+    fiber.context.uc_stack.ss_sp = fiber.stack.data();
+    fiber.context.uc_stack.ss_size = fiber.stack.size();
+    fiber.context.uc_link = &emu_scheduler;
+    makecontext(&fiber.context, emu_fiber_entry, 0);
   }
   for (;;) {
     const long moves = emu_moves;
     bool all_done = true;
-    for (unsigned t = 0; t < threads; ++t) {
-      if (emu_fibers[t].done) continue;
+    for (unsigned k = 0; k < count; ++k) {
+      const unsigned f = (first + k) % count;
+      if (emu_fibers[f].done) continue;
       all_done = false;
-      emu_current = t;
-      threadIdx = dim3(t);
-      swapcontext(&emu_scheduler, &emu_fibers[t].context);
+      emu_enter(f);
+      swapcontext(&emu_scheduler, &emu_fibers[f].context);
     }
     if (all_done) return true;
     if (emu_moves == moves) return false;
   }
 }
 
+// The grid in waves of blocks that run at once; each wave starts its round-robin at another
+// fiber, so that the blocks take their tile ids (atomicAdd) in varying orders.
 template <typename... Params, typename... Args>
 int glc_launch(void (*kernel)(Params...), const char *name, dim3 grid, dim3 block, cudaStream_t,
                Args... args) {
   gridDim = grid;
   blockDim = block;
-  for (unsigned b = 0; b < grid.x; ++b) {
-    blockIdx = dim3(b);
-    emu_block_barrier = Barrier{};
-    for (auto &w : emu_warp_barriers) w = Barrier{};
-    for (unsigned t = 0; t < block.x; ++t)
-      emu_fibers[t].body = [=] { kernel(static_cast<Params>(args)...); };
-    if (!emu_run_block(block.x)) {
-      printf("FAIL: %s hung in block %u\n", name, b);
+  const unsigned wave = static_cast<unsigned>(
+      std::max<size_t>(1, std::min<size_t>({emu_wave, kSlots, kFibers / block.x})));
+  for (unsigned b = 0; b < grid.x; b += wave) {
+    const unsigned blocks = std::min(wave, grid.x - b);
+    for (unsigned slot = 0; slot < blocks; ++slot) {
+      emu_block_barriers[slot] = Barrier{};
+      for (auto &w : emu_warp_barriers[slot]) w = Barrier{};
+      for (unsigned t = 0; t < block.x; ++t) {
+        Fiber &fiber = emu_fibers[slot * block.x + t];
+        fiber.thread = t;
+        fiber.block = b + slot;
+        fiber.slot = slot;
+        fiber.body = [=] { kernel(static_cast<Params>(args)...); };
+      }
+    }
+    if (!emu_run(blocks * block.x, (b / wave * 97 + 13) % (blocks * block.x))) {
+      printf("FAIL: %s hung in the wave of block %u\n", name, b);
       exit(1);
     }
   }
@@ -251,7 +312,15 @@ std::vector<Bits> make_keys(size_t n, int dtype, bool few, std::mt19937_64 &rng)
   return keys;
 }
 
-// One sort through glc_sort_lsd_radix (bits 4 or 8) or glc_sort_bitonic (bits 0) against
+// The variants emulated, by the `bits` argument of check: the LSD radix sort's digit width (4
+// or 8), or one of these.
+constexpr int kBitonic = 0, kOnesweep = -1;
+
+const char *variant_of(int bits) {
+  return bits == kBitonic ? "bitonic" : bits == kOnesweep ? "onesweep" : "radix";
+}
+
+// One sort through glc_sort_lsd_radix (bits 4 or 8), glc_sort_bitonic or glc_sort_onesweep against
 // std::stable_sort by the order bits.
 template <typename Bits>
 bool check(int dtype, int bits, size_t n, int values_kind, bool descending, bool few,
@@ -275,8 +344,10 @@ bool check(int dtype, int bits, size_t n, int values_kind, bool descending, bool
   const glc_sort_call call = {dtype,      descending,     n,
                               keys.ptr,   keys_out.ptr,   value_bytes,
                               values.ptr, values_out.ptr, nullptr};
-  if (bits == 0)
+  if (bits == kBitonic)
     glc_sort_bitonic(call);
+  else if (bits == kOnesweep)
+    glc_sort_onesweep(call);
   else
     glc_sort_lsd_radix(call, bits);
 
@@ -309,7 +380,7 @@ bool check(int dtype, int bits, size_t n, int values_kind, bool descending, bool
   return ok;
 }
 
-// argv[1]: radix, bitonic or all (the default).
+// argv[1]: radix, bitonic, onesweep or all (the default).
 int main(int argc, char **argv) {
   const std::string only = argc > 1 ? argv[1] : "all";
   std::mt19937_64 rng(12);
@@ -317,16 +388,19 @@ int main(int argc, char **argv) {
   // 1, one round of 256 +-1, one block of 17 rounds ending mid-round, and 3 blocks of 17 rounds
   // (a wave of 3) whose last ends mid-round; for the network: no step, shared steps only, and
   // padded to 8192 and 16384 (global steps)
-  const size_t sizes[] = {1, 255, 257, 4097, 13000};
+  const std::vector<size_t> sizes = {1, 255, 257, 4097, 13000};
+  // onesweep: one 8-byte-key tile (2304) + 1, one 4-byte-key tile (3840) +- 1, and 4 or 6 tiles
+  // (two waves) whose last is partial
+  const std::vector<size_t> onesweep_sizes = {1, 2305, 3839, 3841, 13000};
   const struct {
     int dtype;
     bool wide;
   } dtypes[] = {
       {GLC_I32, false}, {GLC_U32, false}, {GLC_F32, false}, {GLC_I64, true}, {GLC_F64, true}};
   for (const auto &d : dtypes)
-    for (int bits : {4, 8, 0})  // 0: the bitonic network
-      for (size_t n : sizes) {
-        if (only != "all" && only != (bits ? "radix" : "bitonic")) continue;
+    for (int bits : {4, 8, kBitonic, kOnesweep})
+      for (size_t n : bits == kOnesweep ? onesweep_sizes : sizes) {
+        if (only != "all" && only != variant_of(bits)) continue;
         for (int values_kind : {0, 4, -1, 8})
           for (bool descending : {false, true}) {
             if (values_kind != 0 && descending) continue;  // the value paths, ascending

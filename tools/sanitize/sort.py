@@ -1,7 +1,8 @@
 """The sort lab's kernels under compute-sanitizer: every CUDA variant of sort, argsort and
 sort_pairs, for every key dtype, ascending and descending, at sizes that end one short of, on and
 one past the radix scatter's round (256 keys) and the bitonic network's shared chunk (2048 pairs:
-the first size with a global step), plus tiny and odd ones; lsd_radix at both digit widths. On
+the first size with a global step), on onesweep's 4-byte tile (3840 keys), plus tiny and odd
+ones; lsd_radix at both digit widths. On
 device inputs at every size and on NumPy inputs at a few (the binding's own buffers and copies).
 Every result must equal NumPy's stable sort bit for bit (tests/references/sort.py). See
 _common.py.
@@ -18,7 +19,7 @@ from _common import done, gl, references, settle, start, wanted
 references()  # puts tests/ on the path
 from references import sort as ref  # noqa: E402
 
-SIZES = (1, 2, 33, 255, 256, 257, 2047, 2049, 5000, 100_003)
+SIZES = (1, 2, 33, 255, 256, 257, 2047, 2049, 3840, 5000, 100_003)
 NUMPY_SIZES = (1, 2049, 100_003)
 DTYPES = (np.int32, np.uint32, np.int64, np.float32, np.float64)
 

@@ -1,8 +1,8 @@
 /* The sort lab's ladder (LABS.md section 7, issue 12): a bitonic network, an LSD radix sort and
  * CUB's radix sort, and two CPU sorts. sort, argsort and sort_pairs run the same variants (keys
  * alone, with their indices, or with values), so the three ops share one table. Ids come from
- * cuda/sort/sort.h's enum; the CPU's start at 100. Still to come (issue 12): merge sort,
- * onesweep, and S4's two quicksorts. */
+ * cuda/sort/sort.h's enum; the CPU's start at 100. Still to come (issue 12): merge sort
+ * and S4's two quicksorts. */
 #include "variants.h"
 
 #include "cuda/sort/sort.h"
@@ -33,6 +33,19 @@ static const gl_variant sort_variants[] = {
      .dtypes = SORT_DTYPES,
      .flags = GL_BEST | GL_DETERMINISTIC,
      .tunables = {{"bits", {4, 8, 0}, 8}}},
+    {.id = GLC_SORT_ONESWEEP,
+     .name = "onesweep",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "Onesweep radix sort, stable, 8 bits a pass: one read of the keys counts every "
+                "pass's digits; then each pass is one kernel whose blocks rank a tile of keys "
+                "(per-warp digit counters, __match_any_sync), find each digit's place after the "
+                "earlier tiles by a decoupled look-back (a thread a digit), sort the tile by "
+                "digit in shared memory and write it out coalesced. 4 + 8 B a 4-byte key a "
+                "pass: 36 B for int32.",
+     .seed = "Adinets & Merrill 2022 (Onesweep)",
+     .kernels = "onesweep_histogram onesweep_offsets onesweep_pass",
+     .dtypes = SORT_DTYPES,
+     .flags = GL_DETERMINISTIC},
     {.id = GLC_SORT_CUB,
      .name = "cub",
      .backend = GL_BACKEND_CUDA,

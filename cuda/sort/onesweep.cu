@@ -1,0 +1,370 @@
+// Variant 4: onesweep radix sort (Adinets & Merrill 2022), 8 bits a pass, lowest digit first,
+// stable. Two changes to lsd_radix (radix.cu) remove two of its three key reads and make its
+// writes coalesced:
+//  onesweep_histogram  ONE read of the keys counts the digits of every pass at once;
+//  onesweep_offsets    each pass's counts scanned into where its digits start (one block a pass);
+//  onesweep_pass       a pass in one kernel: a block takes the next tile id, ranks its tile's keys
+//                      (per-warp digit counters, __match_any_sync for the warp's peers), publishes
+//                      the tile's digit counts and finds, per digit, how many keys of the earlier
+//                      tiles precede it by a decoupled look-back (one thread a digit), sorts the
+//                      tile by digit in shared memory and writes it out: neighbouring threads
+//                      write neighbouring addresses of one digit's run.
+// A pass reads the keys once and writes them once: 8 B a 4-byte key, plus 8 B a pass for 4-byte
+// values; with the histogram's read, 4 + 4 x 8 = 36 B a key for int32 (benchmarks/NOTES.md,
+// "Sort lab: onesweep").
+#include <cuda/atomic>
+
+#include <algorithm>
+
+#include "cuda/core/launch.cuh"
+#include "cuda/core/resources.cuh"
+#include "families.cuh"
+
+namespace {
+
+constexpr int onesweep_bits = 8;
+constexpr unsigned onesweep_radix = 1u << onesweep_bits;
+// One thread a digit in the look-back and the scans over digits.
+constexpr int onesweep_block = static_cast<int>(onesweep_radix);
+constexpr int onesweep_warps = onesweep_block / 32;
+constexpr unsigned no_digit = onesweep_radix;  // the lanes past the end
+
+// Keys a thread ranks: a tile is onesweep_block x items keys (3840 for 4-byte keys, 2304 for
+// 8-byte ones), so that the tile's exchange fits 15 or 18 KiB of shared memory.
+template <typename Key>
+constexpr int onesweep_items = sizeof(Key) == 4 ? 15 : 9;
+template <typename Key>
+constexpr int onesweep_tile = onesweep_block *onesweep_items<Key>;
+
+constexpr int histogram_block = 512;
+// Predecessors a look-back step reads at once: 4 measured 7% faster than 1, 8 no faster (2^26
+// int32 keys, H100; benchmarks/NOTES.md, "Sort lab: onesweep").
+constexpr int look_back_window = 4;
+// Blocks of onesweep_pass an SM holds: 4 (64 registers a thread) measured 8% faster than the
+// 3 that 80 registers allow; 11 or 20 keys a thread instead of 15 made no difference (same run).
+constexpr int onesweep_min_blocks = 4;
+
+template <typename Key>
+constexpr int passes_of = static_cast<int>(8 * sizeof(Key)) / onesweep_bits;
+
+// A tile's count of one digit and its flag share one word, stored and loaded whole: the count
+// in the low bits, the flag (aggregate: this tile's own count; inclusive: the count of this
+// tile and every earlier one) in the top two. 32-bit words hold counts below 2^30, which is
+// every count when n < 2^30; longer inputs use 64-bit words.
+template <typename Word>
+struct digit_status {
+  static constexpr Word aggregate = Word(1) << (8 * sizeof(Word) - 2);
+  static constexpr Word inclusive = Word(2) << (8 * sizeof(Word) - 2);
+  static constexpr Word count_mask = aggregate - 1;
+  static constexpr Word flags = aggregate | inclusive;
+};
+
+template <typename Word>
+__device__ __forceinline__ void publish(Word *word, Word value) {
+  cuda::atomic_ref<Word, cuda::thread_scope_device>(*word).store(value, cuda::memory_order_relaxed);
+}
+
+template <typename Word>
+__device__ __forceinline__ Word observe(Word *word) {
+  return cuda::atomic_ref<Word, cuda::thread_scope_device>(*word).load(cuda::memory_order_relaxed);
+}
+
+template <int Dtype>
+__device__ __forceinline__ unsigned digit_at(typename glc_sort_key<Dtype>::bits key, int shift,
+                                             bool descending) {
+  return static_cast<unsigned>(glc_sort_key<Dtype>::order(key, descending) >> shift) &
+         (onesweep_radix - 1);
+}
+
+// counts[p * 256 + d] += how many keys have digit d in pass p, for every pass, from one read.
+// Each block counts into shared memory (a warp's keys spread over 256 digits), then adds its
+// counts to the global ones.
+template <int Dtype>
+__global__ void __launch_bounds__(histogram_block)
+    onesweep_histogram(const typename glc_sort_key<Dtype>::bits *keys, size_t n, bool descending,
+                       unsigned long long *counts) {
+  using Key = typename glc_sort_key<Dtype>::bits;
+  constexpr int passes = passes_of<Key>;
+  constexpr int batch = 4;  // loads in flight before their counts
+  __shared__ unsigned bins[passes * onesweep_radix];
+  for (unsigned i = threadIdx.x; i < passes * onesweep_radix; i += blockDim.x) bins[i] = 0;
+  __syncthreads();
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t base = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; base < n;
+       base += batch * stride) {
+    Key batch_keys[batch];
+#pragma unroll
+    for (int b = 0; b < batch; ++b) {
+      const size_t i = base + b * stride;
+      batch_keys[b] = i < n ? keys[i] : 0;
+    }
+#pragma unroll
+    for (int b = 0; b < batch; ++b) {
+      if (base + b * stride >= n) break;
+      const Key ordered = glc_sort_key<Dtype>::order(batch_keys[b], descending);
+#pragma unroll
+      for (int p = 0; p < passes; ++p)
+        atomicAdd(
+            &bins[p * onesweep_radix +
+                  (static_cast<unsigned>(ordered >> (p * onesweep_bits)) & (onesweep_radix - 1))],
+            1u);
+    }
+  }
+  __syncthreads();
+  for (unsigned i = threadIdx.x; i < passes * onesweep_radix; i += blockDim.x)
+    if (bins[i] != 0) atomicAdd(&counts[i], static_cast<unsigned long long>(bins[i]));
+}
+
+// The exclusive prefix sum of `value` over the block's 256 threads (thread d: digit d).
+__device__ unsigned long long digits_exclusive_scan(unsigned long long value,
+                                                    unsigned long long *warp_totals) {
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  unsigned long long inclusive = value;
+#pragma unroll
+  for (unsigned offset = 1; offset < 32; offset <<= 1) {
+    const unsigned long long left = __shfl_up_sync(0xffffffffu, inclusive, offset);
+    if (lane >= offset) inclusive += left;
+  }
+  if (lane == 31) warp_totals[warp] = inclusive;
+  __syncthreads();
+  unsigned long long before = 0;
+  for (unsigned w = 0; w < warp; ++w) before += warp_totals[w];
+  __syncthreads();  // every thread has read warp_totals before it is written again
+  return before + inclusive - value;
+}
+
+// counts[p * 256 + d] becomes where pass p's keys of digit d start: block p scans its pass.
+__global__ void __launch_bounds__(onesweep_block) onesweep_offsets(unsigned long long *counts) {
+  __shared__ unsigned long long warp_totals[onesweep_warps];
+  unsigned long long *pass_counts = counts + static_cast<size_t>(blockIdx.x) * onesweep_radix;
+  pass_counts[threadIdx.x] = digits_exclusive_scan(pass_counts[threadIdx.x], warp_totals);
+}
+
+// One pass: moves the keys (and values) of one tile to their places for the digit at `shift`,
+// stably. digit_start: where this pass's keys of each digit start (onesweep_offsets); status:
+// tiles x 256 words, zeroed; tile_counter: zeroed. Iota (the first pass of an argsort) writes
+// each key's index instead of reading a value.
+template <int Dtype, typename Word, typename Value, bool HasValues, bool Iota>
+__global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
+    onesweep_pass(const typename glc_sort_key<Dtype>::bits *keys,
+                  typename glc_sort_key<Dtype>::bits *keys_out, const Value *values,
+                  Value *values_out, size_t n, int shift, bool descending,
+                  const unsigned long long *digit_start, Word *status, unsigned *tile_counter) {
+  using Key = typename glc_sort_key<Dtype>::bits;
+  using Flags = digit_status<Word>;
+  constexpr int items = onesweep_items<Key>;
+  constexpr int tile = onesweep_tile<Key>;
+  constexpr size_t exchange_bytes =
+      tile * (sizeof(Key) > sizeof(Value) || !HasValues ? sizeof(Key) : sizeof(Value));
+  // the tile sorted by digit: first its keys, then (after they are written) its values
+  __shared__ __align__(16) unsigned char exchange[exchange_bytes];
+  // per warp and digit: the warp's count while ranking, then the earlier warps' count
+  __shared__ unsigned warp_digits[onesweep_warps][onesweep_radix];
+  // per digit: its destination minus its position in the sorted tile
+  __shared__ unsigned long long digit_shift[onesweep_radix];
+  __shared__ unsigned tile_digit_start[onesweep_radix];
+  __shared__ unsigned long long warp_totals[onesweep_warps];
+  __shared__ unsigned tile_id_of_block;
+  Key *tile_keys = reinterpret_cast<Key *>(exchange);
+  Value *tile_values = reinterpret_cast<Value *>(exchange);
+
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const unsigned lanes_before = (1u << lane) - 1;
+  // Tile ids in the order blocks start: a tile waits only for tiles whose blocks are running.
+  if (threadIdx.x == 0) tile_id_of_block = atomicAdd(tile_counter, 1u);
+  for (int w = 0; w < onesweep_warps; ++w) warp_digits[w][threadIdx.x] = 0;
+  __syncthreads();
+  const size_t tile_id = tile_id_of_block;
+  const size_t tile_begin = tile_id * tile;
+  const size_t tile_size = n - tile_begin < tile ? n - tile_begin : tile;
+  // A warp's keys are one contiguous run of 32 x items, read a lane apart: item j of lane l is
+  // key warp_begin + 32 j + l, so ranking item by item, lane by lane, follows the input order.
+  const size_t warp_begin = tile_begin + static_cast<size_t>(warp) * 32 * items;
+  Key key[items];
+  unsigned rank[items];
+#pragma unroll
+  for (int j = 0; j < items; ++j) {
+    const size_t i = warp_begin + 32 * j + lane;
+    key[j] = i < n ? keys[i] : 0;
+  }
+#pragma unroll
+  for (int j = 0; j < items; ++j) {
+    const bool valid = warp_begin + 32 * j + lane < n;
+    const unsigned d = valid ? digit_at<Dtype>(key[j], shift, descending) : no_digit;
+    const unsigned peers = __match_any_sync(0xffffffffu, d);
+    const int leader = __ffs(peers) - 1;
+    unsigned before = 0;
+    // one shared-memory operation on the warp's serial path instead of a load and a store
+    if (valid && static_cast<int>(lane) == leader)
+      before = atomicAdd(&warp_digits[warp][d], __popc(peers));
+    rank[j] = __shfl_sync(0xffffffffu, before, leader) + __popc(peers & lanes_before);
+    __syncwarp();  // the next item's leader reads this item's counts
+  }
+  __syncthreads();
+
+  // Thread d: digit d's count in the tile, the earlier warps' counts, the look-back.
+  const unsigned d = threadIdx.x;
+  unsigned count = 0;
+  for (int w = 0; w < onesweep_warps; ++w) {
+    const unsigned c = warp_digits[w][d];
+    warp_digits[w][d] = count;
+    count += c;
+  }
+  Word *mine = status + tile_id * onesweep_radix + d;
+  publish(mine, (tile_id == 0 ? Flags::inclusive : Flags::aggregate) | static_cast<Word>(count));
+  const unsigned start_in_tile = static_cast<unsigned>(digits_exclusive_scan(count, warp_totals));
+  tile_digit_start[d] = start_in_tile;
+  unsigned long long earlier = 0;  // keys of digit d in the earlier tiles
+  if (tile_id > 0) {
+    // The walk back reads look_back_window predecessors at once (their loads overlap): a walk
+    // over aggregates costs one L2 round trip per window, not per tile.
+    long long next = static_cast<long long>(tile_id) - 1;  // the nearest tile not yet counted
+    for (bool found = false; !found;) {
+      Word words[look_back_window];
+#pragma unroll
+      for (int k = 0; k < look_back_window; ++k)
+        words[k] = next - k >= 0 ? observe(status + (next - k) * onesweep_radix + d)
+                                 : Flags::inclusive;  // before tile 0: nothing, counted
+      bool waiting = false;
+#pragma unroll
+      for (int k = 0; k < look_back_window; ++k) {
+        if (found || waiting) break;
+        if ((words[k] & Flags::flags) == 0) {
+          waiting = true;  // not published yet: read again from this tile
+          break;
+        }
+        earlier += words[k] & Flags::count_mask;
+        found = (words[k] & Flags::inclusive) != 0;
+        --next;
+      }
+      if (waiting) __nanosleep(20);
+    }
+    publish(mine, Flags::inclusive | static_cast<Word>(earlier + count));
+  }
+  digit_shift[d] = digit_start[d] + earlier - start_in_tile;
+  __syncthreads();
+
+  // The tile sorted by digit in shared memory, then written out in its order: a digit's keys
+  // are neighbours there and at their destination.
+  unsigned place[items];
+#pragma unroll
+  for (int j = 0; j < items; ++j) {
+    const bool valid = warp_begin + 32 * j + lane < n;
+    const unsigned dj = digit_at<Dtype>(key[j], shift, descending);
+    place[j] = valid ? tile_digit_start[dj] + warp_digits[warp][dj] + rank[j] : 0;
+    if (valid) tile_keys[place[j]] = key[j];
+  }
+  __syncthreads();
+  unsigned out_digit[items];
+#pragma unroll
+  for (int j = 0; j < items; ++j) {
+    const unsigned at = j * onesweep_block + threadIdx.x;
+    if (at < tile_size) {
+      const Key k = tile_keys[at];
+      out_digit[j] = digit_at<Dtype>(k, shift, descending);
+      keys_out[digit_shift[out_digit[j]] + at] = k;
+    }
+  }
+  if constexpr (HasValues) {
+    __syncthreads();  // every key has left the exchange
+#pragma unroll
+    for (int j = 0; j < items; ++j) {
+      const size_t i = warp_begin + 32 * j + lane;
+      if (i < n) tile_values[place[j]] = Iota ? static_cast<Value>(i) : values[i];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < items; ++j) {
+      const unsigned at = j * onesweep_block + threadIdx.x;
+      if (at < tile_size) values_out[digit_shift[out_digit[j]] + at] = tile_values[at];
+    }
+  }
+}
+
+// The scratch of a sort: the digit counts of every pass, then each pass's tile counter and
+// status words; everything but the last pass's spare keys and values starts zeroed.
+template <typename Key, typename Word>
+struct onesweep_scratch {
+  size_t tiles;
+  static constexpr int passes = passes_of<Key>;
+  size_t counts_bytes() const { return passes * onesweep_radix * sizeof(unsigned long long); }
+  size_t counters_bytes() const { return 16 * passes; }
+  size_t status_words() const { return tiles * onesweep_radix; }
+  size_t bytes() const {
+    return counts_bytes() + counters_bytes() + passes * status_words() * sizeof(Word);
+  }
+};
+
+// Iota: argsort, whose values are the indices, written by the first pass.
+template <int Dtype, typename Word, typename Value, bool HasValues, bool Iota>
+int onesweep(const glc_sort_call &call) {
+  using Key = typename glc_sort_key<Dtype>::bits;
+  constexpr int passes = passes_of<Key>;  // even: 4 or 8
+  cudaStream_t s = call.stream;
+  const size_t n = call.n;
+  const onesweep_scratch<Key, Word> layout{glc_blocks_to_cover(n, onesweep_tile<Key>)};
+  GlcDeviceBuffer scratch, key_spare, key_result, value_spare;
+  int code = scratch.allocate(layout.bytes(), s);
+  GLC_TRY(code, key_spare.allocate(n * sizeof(Key), s));
+  Key *keys_out = static_cast<Key *>(call.keys_out);
+  if (keys_out == nullptr) {  // argsort: the keys are sorted all the same, into a buffer of ours
+    GLC_TRY(code, key_result.allocate(n * sizeof(Key), s));
+    keys_out = key_result.as<Key>();
+  }
+  if (HasValues) GLC_TRY(code, value_spare.allocate(n * sizeof(Value), s));
+  GLC_TRY(code, GLC_CUDA(cudaMemsetAsync, scratch.ptr, 0, layout.bytes(), s));
+  if (code) return code;
+  char *base = static_cast<char *>(scratch.ptr);
+  auto *counts = reinterpret_cast<unsigned long long *>(base);
+  auto *counters = reinterpret_cast<unsigned *>(base + layout.counts_bytes());
+  auto *status = reinterpret_cast<Word *>(base + layout.counts_bytes() + layout.counters_bytes());
+  const Key *key_from = static_cast<const Key *>(call.keys);
+  size_t wave = 0;
+  GLC_TRY(code, glc_full_wave_blocks<onesweep_histogram<Dtype>>(histogram_block, &wave));
+  const size_t histogram_grid = std::min(wave, glc_blocks_to_cover(n, histogram_block));
+  GLC_TRY(code, glc_launch(onesweep_histogram<Dtype>, "onesweep_histogram", histogram_grid,
+                           histogram_block, s, key_from, n, call.descending, counts));
+  GLC_TRY(code,
+          glc_launch(onesweep_offsets, "onesweep_offsets", passes, onesweep_block, s, counts));
+  const Value *value_from = static_cast<const Value *>(call.values);
+  for (int pass = 0; pass < passes && !code; ++pass) {
+    // Passes alternate between the spare buffers and the outputs, ending on the outputs.
+    const bool to_output = (passes - 1 - pass) % 2 == 0;
+    Key *key_to = to_output ? keys_out : key_spare.as<Key>();
+    Value *value_to = to_output ? static_cast<Value *>(call.values_out) : value_spare.as<Value>();
+    GLC_TRY(code,
+            glc_launch(pass == 0 ? onesweep_pass<Dtype, Word, Value, HasValues, Iota>
+                                 : onesweep_pass<Dtype, Word, Value, HasValues, false>,
+                       "onesweep_pass", layout.tiles, onesweep_block, s, key_from, key_to,
+                       value_from, value_to, n, pass * onesweep_bits, call.descending,
+                       static_cast<const unsigned long long *>(counts) + pass * onesweep_radix,
+                       status + pass * layout.status_words(), counters + 4 * pass));
+    key_from = key_to;
+    value_from = value_to;
+  }
+  return code;
+}
+
+template <int Dtype, typename Word>
+int onesweep_values(const glc_sort_call &call) {
+  switch (call.value_bytes) {
+    case 0:
+      return onesweep<Dtype, Word, unsigned, false, false>(call);
+    case 4:
+      return onesweep<Dtype, Word, unsigned, true, false>(call);
+    default:
+      return call.argsort() ? onesweep<Dtype, Word, unsigned long long, true, true>(call)
+                            : onesweep<Dtype, Word, unsigned long long, true, false>(call);
+  }
+}
+
+}  // namespace
+
+int glc_sort_onesweep(const glc_sort_call &call) {
+  return glc_dispatch_sort_key(call.dtype, "glc_sort", [&](auto dtype) {
+    constexpr int Dtype = decltype(dtype)::value;
+    // 32-bit status words count up to 2^30 - 1 keys of a digit
+    return call.n < (size_t(1) << 30) ? onesweep_values<Dtype, unsigned>(call)
+                                      : onesweep_values<Dtype, unsigned long long>(call);
+  });
+}

@@ -162,6 +162,15 @@ PLANTS: List[Plant] = [
           find="    compare_exchange(keys, indices, i, j, ((base + i) & k) == 0);\n    __syncthreads();\n",
           replace="    compare_exchange(keys, indices, i, j, ((base + i) & k) == 0);\n",
           tool="racecheck", driver=("sort.py", "--only", "sort:0", "--inputs", "device")),
+    # The merge pass without the barrier between merging out of its shared slices and staging its
+    # outputs over them: a thread's stores overwrite keys that other warps have still to merge.
+    Plant("sort-merge-missing-syncthreads", "sort", "missing __syncthreads() between reading "
+          "shared memory and overwriting it", "cuda/sort/merge.cu",
+          after="    merge_pass(",
+          find="  __syncthreads();  // every thread has read its slices before the outputs "
+               "overwrite them\n",
+          replace="",
+          tool="racecheck", driver=("sort.py", "--only", "sort:3", "--inputs", "device")),
     # The staged compaction's write-out rounds its count of 16-byte vectors up: the last vector
     # of a run whose length is not a whole number of vectors writes up to 3 elements past it,
     # past the end of a masked result (allocated at exactly the kept count) for the last tile.

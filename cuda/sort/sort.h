@@ -12,7 +12,12 @@ extern "C" {
 #endif
 
 /* Sort variant ids (csrc/labs/sort/variants.c's rows; 100 up are the CPU's). */
-enum glc_sort_variant { GLC_SORT_BITONIC = 0, GLC_SORT_LSD_RADIX = 1, GLC_SORT_CUB = 2 };
+enum glc_sort_variant {
+  GLC_SORT_BITONIC = 0,
+  GLC_SORT_LSD_RADIX = 1,
+  GLC_SORT_CUB = 2,
+  GLC_SORT_MERGE_PATH = 3
+};
 
 /* The bitonic network pads to a power of two and does log2(N)(log2(N)+1)/2 compare-exchange
  * steps: at 2^28 about 150 of them in global memory, a third of a second on an H100. Longer
@@ -26,7 +31,7 @@ enum glc_sort_variant { GLC_SORT_BITONIC = 0, GLC_SORT_LSD_RADIX = 1, GLC_SORT_C
  *     values are then the indices 0..n-1 as int64. values_out: n values (NULL when
  *     value_bytes is 0).
  * Order: NumPy's (glc_sort_order_bits below): floats with -0.0 equal to +0.0 and every NaN
- * after +inf; equal keys keep their input order (all three CUDA variants are stable).
+ * after +inf; equal keys keep their input order (every CUDA variant is stable).
  * descending: the reverse key order, NaN first, equal keys still in input order.
  * bits: the LSD radix sort's digit width, 4 or 8 (ignored by the other variants).
  * No output may overlap an input. */

@@ -25,7 +25,8 @@ from common import ladder_args, save
 # and writes them once, 12 B, 32 / bits passes. bitonic: 8 B pairs read and written by each of
 # its global steps (plus the shared ones, a read and a write a stage), counted by bitonic_bytes.
 # onesweep and cub (CUB's onesweep): the keys read once for all histograms, then a read and a
-# write a pass of 8 bits: 4 + 4 x 8 = 36 B.
+# write a pass of 8 bits: 4 + 4 x 8 = 36 B. merge_path: a read and a write by the tile sort and
+# by each of its ceil(log2(n / 2048)) merge passes: 8 B each.
 def radix_bytes(bits, key_bytes=4, value_bytes=0):
     passes = 8 * key_bytes // bits
     return passes * (3 * key_bytes + 2 * value_bytes)
@@ -45,6 +46,8 @@ def model_bytes(v, n, bits=None, value_bytes=0):
         return radix_bytes(bits or 8, 4, value_bytes)
     if v.name == "bitonic":
         return bitonic_bytes(n) + 2 * value_bytes
+    if v.name == "merge_path":
+        return (1 + max(0, (n - 1).bit_length() - 11)) * (8 + 2 * value_bytes)
     return 4 + 4 * (8 + 2 * value_bytes)
 
 

@@ -176,6 +176,15 @@ PLANTS: List[Plant] = [
           find="    if (valid) tile_keys[place[j]] = key[j];\n  }\n  __syncthreads();\n",
           replace="    if (valid) tile_keys[place[j]] = key[j];\n  }\n",
           tool="racecheck", driver=("sort.py", "--only", "sort:4", "--inputs", "device")),
+    # The merge pass without the barrier between merging out of its shared slices and staging its
+    # outputs over them: a thread's stores overwrite keys that other warps have still to merge.
+    Plant("sort-merge-missing-syncthreads", "sort", "missing __syncthreads() between reading "
+          "shared memory and overwriting it", "cuda/sort/merge.cu",
+          after="    merge_pass(",
+          find="  __syncthreads();  // every thread has read its slices before the outputs "
+               "overwrite them\n",
+          replace="",
+          tool="racecheck", driver=("sort.py", "--only", "sort:3", "--inputs", "device")),
     # The staged compaction's write-out rounds its count of 16-byte vectors up: the last vector
     # of a run whose length is not a whole number of vectors writes up to 3 elements past it,
     # past the end of a masked result (allocated at exactly the kept count) for the last tile.

@@ -73,6 +73,9 @@ int glc_sort_lsd_radix(const glc_sort_call &call, int bits);
 // Variant 2: CUB's DeviceRadixSort (cub.cu).
 int glc_sort_cub(const glc_sort_call &call);
 
+// Variant 3: a merge sort of 2048-key tiles, then merge passes split by merge path (merge.cu).
+int glc_sort_merge_path(const glc_sort_call &call);
+
 // Variant 4: onesweep radix sort, 8 bits a pass, one histogram pass (onesweep.cu).
 int glc_sort_onesweep(const glc_sort_call &call);
 

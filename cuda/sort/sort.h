@@ -16,6 +16,7 @@ enum glc_sort_variant {
   GLC_SORT_BITONIC = 0,
   GLC_SORT_LSD_RADIX = 1,
   GLC_SORT_CUB = 2,
+  GLC_SORT_MERGE_PATH = 3,
   GLC_SORT_ONESWEEP = 4
 };
 
@@ -31,7 +32,7 @@ enum glc_sort_variant {
  *     values are then the indices 0..n-1 as int64. values_out: n values (NULL when
  *     value_bytes is 0).
  * Order: NumPy's (glc_sort_order_bits below): floats with -0.0 equal to +0.0 and every NaN
- * after +inf; equal keys keep their input order (all three CUDA variants are stable).
+ * after +inf; equal keys keep their input order (every CUDA variant is stable).
  * descending: the reverse key order, NaN first, equal keys still in input order.
  * bits: the LSD radix sort's digit width, 4 or 8 (ignored by the other variants).
  * No output may overlap an input. */

@@ -3,7 +3,7 @@ at the awkward sizes (0, 1, odd, a warp, a radix round and a bitonic chunk +-1, 
 each key dtype, ascending and descending, NumPy and device operands, on random, sorted, reversed,
 all-equal and few-distinct keys, and on floats full of NaN (both signs), +-0.0 and +-inf: the
 results must equal np.sort / np.argsort(kind="stable") bit for bit (every variant is stable).
-Then each radix digit width, the refusals, and one sort over 2^31 keys."""
+Then each radix digit width, the refusals, and sorts over 2^31 keys."""
 
 import os
 import subprocess
@@ -148,15 +148,16 @@ def test_sort_on_a_user_stream(v):
 
 
 @pytest.mark.gpu
-def test_default_sort_over_2_31_keys():
-    """The default variant past 2^31 keys (64-bit offsets and indices): int32 keys of few
-    distinct values, 2^31 + 4097 of them (8.6 GB in and out, 8.6 GB of scratch)."""
+@pytest.mark.parametrize("variant", (None, "merge_path"), ids=("default", "merge_path"))
+def test_sort_over_2_31_keys(variant):
+    """The default variant and merge_path past 2^31 keys (64-bit offsets and indices): int32 keys
+    of few distinct values, 2^31 + 4097 of them (8.6 GB in and out, 8.6 GB of scratch)."""
     n = (1 << 31) + 4097
     if gl.device_info().get("total_memory", 0) < 40 << 30:
         pytest.skip("needs 40 GB of device memory (26 GB of arrays and the pool's room)")
     pattern = np.array([5, -3, 7, 0], np.int32)
     d = gl.to_device(np.resize(pattern, n))
-    got = gl.sort(d)
+    got = gl.sort(d, variant=variant)
     del d
     host = got.get()
     del got
@@ -182,11 +183,12 @@ def emulate(*args):
 
 @needs_toolchain
 def test_radix_and_bitonic_emulated_on_the_cpu():
-    """radix.cu's and bitonic.cu's own kernels, passes and stages, run on the CPU by
+    """radix.cu's, bitonic.cu's and merge.cu's own kernels, passes and stages, run on the CPU by
     tools/emulate/sort.py (a fiber per CUDA thread, barriers of the block and of the warp,
     __match_any_sync's mask checked, every buffer poisoned and guarded): every key dtype, 4 and 8
-    bits and the network, keys, argsort and 4- and 8-byte values, both directions, up to 3 radix
-    blocks of 17 rounds and networks with global steps, bit for bit against a stable sort."""
+    bits, the network and the merge sort, keys, argsort and 4- and 8-byte values, both
+    directions, up to 3 radix blocks of 17 rounds, networks with global steps and merge passes
+    over odd numbers of runs, bit for bit against a stable sort."""
     done = emulate()
     assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
 
@@ -199,8 +201,12 @@ def test_radix_and_bitonic_emulated_on_the_cpu():
     ("bitonic", "    compare_exchange(keys, indices, i, j, ((base + i) & k) == 0);\n"
                 "    __syncthreads();\n",
      "    compare_exchange(keys, indices, i, j, ((base + i) & k) == 0);\n"),
+    ("merge", "    return glc_sort_key<Dtype>::order(a_run[i], descending) <=\n"
+              "           glc_sort_key<Dtype>::order(b_run[j], descending);\n  };\n",
+     "    return glc_sort_key<Dtype>::order(a_run[i], descending) <\n"
+     "           glc_sort_key<Dtype>::order(b_run[j], descending);\n  };\n"),
 ], ids=("radix-scatter-round-one-past", "radix-scan-writes-one-past",
-        "bitonic-shared-step-without-barrier"))
+        "bitonic-shared-step-without-barrier", "merge-pass-ties-from-the-right"))
 def test_the_emulation_catches_a_planted_bug(tmp_path, source, find, replace):
     """The same run of one variant on a copy of its source with one bug planted must fail."""
     with open(os.path.join(SORT_SOURCES, f"{source}.cu")) as f:
@@ -262,6 +268,7 @@ def test_ladder_order_and_ids():
     """The numbering the notebook and NOTES cite; the rest of issue 12's ladder is to come."""
     for op in ("sort", "argsort", "sort_pairs"):
         assert [(v.id, v.name) for v in gl.variants(op)] == [
-            (0, "bitonic"), (1, "lsd_radix"), (4, "onesweep"), (2, "cub"), (100, "qsort"),
+            (0, "bitonic"), (1, "lsd_radix"), (3, "merge_path"), (4, "onesweep"), (2, "cub"),
+            (100, "qsort"),
             (101, "openmp_radix")]
     assert all("stable" in v.summary for v in gl.variants("sort"))

@@ -1,9 +1,10 @@
 // Host emulation of the sort lab's own kernels: the LSD radix sort (cuda/sort/radix.cu, variant
-// 1 of sort, argsort and sort_pairs) and the bitonic network (cuda/sort/bitonic.cu, variant 0),
-// driven by tools/emulate/sort.py, which writes kernel_gen.inc: each file from its anonymous
-// namespace to its end -- the kernels, the grid rules, the passes' and stages' launches and
-// buffers, glc_sort_lsd_radix and glc_sort_bitonic themselves -- so that everything but the CUDA
-// runtime is the real code.
+// 1 of sort, argsort and sort_pairs), the bitonic network (cuda/sort/bitonic.cu, variant 0) and
+// the merge-path merge sort (cuda/sort/merge.cu, variant 3), driven by tools/emulate/sort.py,
+// which writes kernel_gen.inc: each file from its anonymous namespace to its end -- the kernels,
+// the grid rules, the passes' and stages' launches and buffers, glc_sort_lsd_radix,
+// glc_sort_bitonic and glc_sort_merge_path themselves -- so that everything but the CUDA runtime
+// is the real code.
 // Launches run block after block; each CUDA thread of a block is a fiber; __syncthreads is a
 // barrier of the block, and __match_any_sync and __shfl_up_sync meet the warp's 32 lanes at a
 // barrier of the warp (a lane that misses one leaves the others waiting: a failure) and check
@@ -11,8 +12,8 @@
 // variant's scratch, is poisoned and followed by a guard zone that must stay untouched. Each sort
 // is compared with a stable sort by the order bits of cuda/sort/sort.h, bit for bit. Speed and
 // the memory model are not emulated: this checks the indexing, the guards and the stability, for
-// every key dtype, both digit widths and the network, keys alone, argsort and pairs, ascending
-// and descending.
+// every key dtype, both digit widths, the network and the merge sort, keys alone, argsort and
+// pairs, ascending and descending.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -312,18 +313,10 @@ std::vector<Bits> make_keys(size_t n, int dtype, bool few, std::mt19937_64 &rng)
   return keys;
 }
 
-// The variants emulated, by the `bits` argument of check: the LSD radix sort's digit width (4
-// or 8), or one of these.
-constexpr int kBitonic = 0, kOnesweep = -1;
-
-const char *variant_of(int bits) {
-  return bits == kBitonic ? "bitonic" : bits == kOnesweep ? "onesweep" : "radix";
-}
-
-// One sort through glc_sort_lsd_radix (bits 4 or 8), glc_sort_bitonic or glc_sort_onesweep against
+// One sort through the variant (GLC_SORT_*; bits: lsd_radix's digit width) against
 // std::stable_sort by the order bits.
 template <typename Bits>
-bool check(int dtype, int bits, size_t n, int values_kind, bool descending, bool few,
+bool check(int variant, int dtype, int bits, size_t n, int values_kind, bool descending, bool few,
            std::mt19937_64 &rng) {
   const std::vector<Bits> keys_host = make_keys<Bits>(n, dtype, few, rng);
   emu_buffers.clear();
@@ -344,12 +337,14 @@ bool check(int dtype, int bits, size_t n, int values_kind, bool descending, bool
   const glc_sort_call call = {dtype,      descending,     n,
                               keys.ptr,   keys_out.ptr,   value_bytes,
                               values.ptr, values_out.ptr, nullptr};
-  if (bits == kBitonic)
+  if (variant == GLC_SORT_BITONIC)
     glc_sort_bitonic(call);
-  else if (bits == kOnesweep)
+  else if (variant == GLC_SORT_ONESWEEP)
     glc_sort_onesweep(call);
-  else
+  else if (variant == GLC_SORT_LSD_RADIX)
     glc_sort_lsd_radix(call, bits);
+  else
+    glc_sort_merge_path(call);
 
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), size_t(0));
@@ -368,47 +363,61 @@ bool check(int dtype, int bits, size_t n, int values_kind, bool descending, bool
       if (got != (value_bytes == 4 ? want & 0xffffffffull : want)) ok = false;
     }
     if (!ok)
-      printf("FAIL dtype %d bits %d n %zu values %d descending %d few %d: position %zu\n", dtype,
-             bits, n, values_kind, descending, few, i);
+      printf(
+          "FAIL variant %d dtype %d bits %d n %zu values %d descending %d few %d: position %zu\n",
+          variant, dtype, bits, n, values_kind, descending, few, i);
   }
   for (auto &b : emu_buffers)
     if (!b->guard_intact()) {
-      printf("FAIL dtype %d bits %d n %zu values %d descending %d: a write past a buffer\n", dtype,
-             bits, n, values_kind, descending);
+      printf(
+          "FAIL variant %d dtype %d bits %d n %zu values %d descending %d: a write past a buffer\n",
+          variant, dtype, bits, n, values_kind, descending);
       ok = false;
     }
   return ok;
 }
 
-// argv[1]: radix, bitonic, onesweep or all (the default).
+// argv[1]: radix, bitonic, merge, onesweep or all (the default).
 int main(int argc, char **argv) {
   const std::string only = argc > 1 ? argv[1] : "all";
   std::mt19937_64 rng(12);
   long failures = 0, sorts = 0;
-  // 1, one round of 256 +-1, one block of 17 rounds ending mid-round, and 3 blocks of 17 rounds
-  // (a wave of 3) whose last ends mid-round; for the network: no step, shared steps only, and
-  // padded to 8192 and 16384 (global steps)
+  // radix: 1, one round of 256 +-1, one block of 17 rounds ending mid-round, and 3 blocks of 17
+  // rounds (a wave of 3) whose last ends mid-round; the network: no step, shared steps only, and
+  // padded to 8192 and 16384 (global steps); the merge sort (tiles of 2048): one short tile, a
+  // tile -1, 0 and +1, two tiles and a key (3 runs: a pass with a lone run), and 5 tiles and a
+  // part (6 runs, then 3 of 4096, one of them lone, then 2: blocks that start mid-run)
   const std::vector<size_t> sizes = {1, 255, 257, 4097, 13000};
+  const std::vector<size_t> merge_sizes = {1, 2047, 2048, 2049, 4097, 11017};
   // onesweep: one 8-byte-key tile (2304) + 1, one 4-byte-key tile (3840) +- 1, and 4 or 6 tiles
   // (two waves) whose last is partial
   const std::vector<size_t> onesweep_sizes = {1, 2305, 3839, 3841, 13000};
+  const struct {
+    const char *name;
+    int variant, bits;
+    const std::vector<size_t> &sizes;
+  } runs[] = {{"radix", GLC_SORT_LSD_RADIX, 4, sizes},
+              {"radix", GLC_SORT_LSD_RADIX, 8, sizes},
+              {"bitonic", GLC_SORT_BITONIC, 0, sizes},
+              {"merge", GLC_SORT_MERGE_PATH, 0, merge_sizes},
+              {"onesweep", GLC_SORT_ONESWEEP, 0, onesweep_sizes}};
   const struct {
     int dtype;
     bool wide;
   } dtypes[] = {
       {GLC_I32, false}, {GLC_U32, false}, {GLC_F32, false}, {GLC_I64, true}, {GLC_F64, true}};
   for (const auto &d : dtypes)
-    for (int bits : {4, 8, kBitonic, kOnesweep})
-      for (size_t n : bits == kOnesweep ? onesweep_sizes : sizes) {
-        if (only != "all" && only != variant_of(bits)) continue;
+    for (const auto &run : runs)
+      for (size_t n : run.sizes) {
+        if (only != "all" && only != run.name) continue;
         for (int values_kind : {0, 4, -1, 8})
           for (bool descending : {false, true}) {
             if (values_kind != 0 && descending) continue;  // the value paths, ascending
             const bool few = (n + values_kind) % 2 == 0;
-            const bool ok =
-                d.wide
-                    ? check<unsigned long long>(d.dtype, bits, n, values_kind, descending, few, rng)
-                    : check<unsigned>(d.dtype, bits, n, values_kind, descending, few, rng);
+            const bool ok = d.wide ? check<unsigned long long>(run.variant, d.dtype, run.bits, n,
+                                                               values_kind, descending, few, rng)
+                                   : check<unsigned>(run.variant, d.dtype, run.bits, n, values_kind,
+                                                     descending, few, rng);
             failures += !ok;
             ++sorts;
           }

@@ -1,8 +1,9 @@
 """The sort lab's kernels under compute-sanitizer: every CUDA variant of sort, argsort and
 sort_pairs, for every key dtype, ascending and descending, at sizes that end one short of, on and
 one past the radix scatter's round (256 keys) and the bitonic network's shared chunk (2048 pairs:
-the first size with a global step), on onesweep's 4-byte tile (3840 keys), plus tiny and odd
-ones; lsd_radix at both digit widths. On
+the first size with a global step), one short of and one past merge_path's tile (2048 keys: the
+first size with a merge pass; 5000 merges 3 runs, 100_003 49), on onesweep's 4-byte tile (3840
+keys), plus tiny and odd ones; lsd_radix at both digit widths. On
 device inputs at every size and on NumPy inputs at a few (the binding's own buffers and copies).
 Every result must equal NumPy's stable sort bit for bit (tests/references/sort.py). See
 _common.py.

@@ -1,8 +1,8 @@
-/* The sort lab's ladder (LABS.md section 7, issue 12): a bitonic network, an LSD radix sort and
- * CUB's radix sort, and two CPU sorts. sort, argsort and sort_pairs run the same variants (keys
- * alone, with their indices, or with values), so the three ops share one table. Ids come from
- * cuda/sort/sort.h's enum; the CPU's start at 100. Still to come (issue 12): merge sort
- * and S4's two quicksorts. */
+/* The sort lab's ladder (LABS.md section 7, issue 12): a bitonic network, an LSD radix sort, a
+ * merge-path merge sort, a onesweep radix sort and CUB's radix sort, and two CPU sorts. sort,
+ * argsort and sort_pairs run the same variants (keys alone, with their indices, or with values),
+ * so the three ops share one table. Ids come from cuda/sort/sort.h's enum; the CPU's start at
+ * 100. Still to come (issue 12): S4's two quicksorts. */
 #include "variants.h"
 
 #include "cuda/sort/sort.h"
@@ -33,6 +33,20 @@ static const gl_variant sort_variants[] = {
      .dtypes = SORT_DTYPES,
      .flags = GL_BEST | GL_DETERMINISTIC,
      .tunables = {{"bits", {4, 8, 0}, 8}}},
+    {.id = GLC_SORT_MERGE_PATH,
+     .name = "merge_path",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "Merge sort, stable: each block sorts a tile of 2048 keys (odd-even transposition "
+                "in registers, then merges in shared memory), then ceil(log2(n / 2048)) passes "
+                "each merge pairs of sorted runs, every block and thread finding its share of "
+                "the two runs by a merge-path binary search; equal keys are taken from the left "
+                "run first. Every pass reads and writes every key: O(n log n) bytes, 8 B a 4-byte "
+                "key a pass (+8 B for 4-byte values). Any n (64-bit offsets); scratch: a second "
+                "copy of the keys and values.",
+     .seed = "Green, McColl & Bader 2012 (merge path); Odeh et al. 2012",
+     .kernels = "merge_sort_tiles (merge_partition merge_pass)",
+     .dtypes = SORT_DTYPES,
+     .flags = GL_DETERMINISTIC},
     {.id = GLC_SORT_ONESWEEP,
      .name = "onesweep",
      .backend = GL_BACKEND_CUDA,

@@ -4,11 +4,11 @@
 //  onesweep_histogram  ONE read of the keys counts the digits of every pass at once;
 //  onesweep_offsets    each pass's counts scanned into where its digits start (one block a pass);
 //  onesweep_pass       a pass in one kernel: a block takes the next tile id, ranks its tile's keys
-//                      (per-warp digit counters, __match_any_sync for the warp's peers), publishes
-//                      the tile's digit counts and finds, per digit, how many keys of the earlier
-//                      tiles precede it by a decoupled look-back (one thread a digit), sorts the
-//                      tile by digit in shared memory and writes it out: neighbouring threads
-//                      write neighbouring addresses of one digit's run.
+//                      (per-warp digit counters, a ballot a digit bit for the warp's peers),
+//                      publishes the tile's digit counts and finds, per digit, how many keys of the
+//                      earlier tiles precede it by a decoupled look-back (one thread a digit),
+//                      sorts the tile by digit in shared memory and writes it out: neighbouring
+//                      threads write neighbouring addresses of one digit's run.
 // A pass reads the keys once and writes them once: 8 B a 4-byte key, plus 8 B a pass for 4-byte
 // values; with the histogram's read, 4 + 4 x 8 = 36 B a key for int32 (benchmarks/NOTES.md,
 // "Sort lab: onesweep").
@@ -27,7 +27,6 @@ constexpr unsigned onesweep_radix = 1u << onesweep_bits;
 // One thread a digit in the look-back and the scans over digits.
 constexpr int onesweep_block = static_cast<int>(onesweep_radix);
 constexpr int onesweep_warps = onesweep_block / 32;
-constexpr unsigned no_digit = onesweep_radix;  // the lanes past the end
 
 // Keys a thread ranks: a tile is onesweep_block x items keys (3840 for 4-byte keys, 2304 for
 // 8-byte ones), so that the tile's exchange fits 15 or 18 KiB of shared memory.
@@ -40,9 +39,10 @@ constexpr int histogram_block = 512;
 // Predecessors a look-back step reads at once: 4 measured 7% faster than 1, 8 no faster (2^26
 // int32 keys, H100; benchmarks/NOTES.md, "Sort lab: onesweep").
 constexpr int look_back_window = 4;
-// Blocks of onesweep_pass an SM holds: 4 (64 registers a thread) measured 8% faster than the
-// 3 that 80 registers allow; 11 or 20 keys a thread instead of 15 made no difference (same run).
-constexpr int onesweep_min_blocks = 4;
+// Blocks of onesweep_pass an SM holds. With __match_any_sync, 4 (64 registers a thread) measured
+// 8% faster than the 3 that 80 registers allow; with the ballots, 3 is 2% faster than 4, which
+// spills (2^26 int32 keys, H100). 11 or 20 keys a thread instead of 15 were no faster.
+constexpr int onesweep_min_blocks = 3;
 
 template <typename Key>
 constexpr int passes_of = static_cast<int>(8 * sizeof(Key)) / onesweep_bits;
@@ -74,6 +74,20 @@ __device__ __forceinline__ unsigned digit_at(typename glc_sort_key<Dtype>::bits 
                                              bool descending) {
   return static_cast<unsigned>(glc_sort_key<Dtype>::order(key, descending) >> shift) &
          (onesweep_radix - 1);
+}
+
+// The valid lanes of the warp whose digit is d (for an invalid lane: the valid lanes whose
+// digit is d). One ballot a bit of the digit: __match_any_sync in its place held 58% of the
+// pass's stall samples on the H100 (its result waited for by every item's rank; NOTES, "Sort
+// lab: onesweep").
+__device__ __forceinline__ unsigned lanes_with_digit(unsigned d, bool valid) {
+  unsigned lanes = __ballot_sync(0xffffffffu, valid);
+#pragma unroll
+  for (int b = 0; b < onesweep_bits; ++b) {
+    const unsigned set = __ballot_sync(0xffffffffu, (d >> b) & 1u);
+    lanes &= (d >> b) & 1u ? set : ~set;
+  }
+  return lanes;
 }
 
 // counts[p * 256 + d] += how many keys have digit d in pass p, for every pass, from one read.
@@ -190,9 +204,9 @@ __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
 #pragma unroll
   for (int j = 0; j < items; ++j) {
     const bool valid = warp_begin + 32 * j + lane < n;
-    const unsigned d = valid ? digit_at<Dtype>(key[j], shift, descending) : no_digit;
-    const unsigned peers = __match_any_sync(0xffffffffu, d);
-    const int leader = __ffs(peers) - 1;
+    const unsigned d = digit_at<Dtype>(key[j], shift, descending);
+    const unsigned peers = lanes_with_digit(d, valid);
+    const int leader = 31 - __clz(peers);  // the last of them (any lane, when peers is empty)
     unsigned before = 0;
     // one shared-memory operation on the warp's serial path instead of a load and a store
     if (valid && static_cast<int>(lane) == leader)

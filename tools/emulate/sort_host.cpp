@@ -141,7 +141,18 @@ unsigned __shfl_sync(unsigned mask, unsigned value, int source) {
                       [&](unsigned, unsigned long long *) { return source & 31; });
 }
 
+unsigned __ballot_sync(unsigned mask, int predicate) {
+  unsigned ballot = 0;
+  emu_exchange(mask, static_cast<unsigned>(predicate != 0), "__ballot_sync",
+               [&](unsigned lane, unsigned long long *lanes) {
+                 for (unsigned l = 0; l < 32; ++l) ballot |= static_cast<unsigned>(lanes[l]) << l;
+                 return lane;
+               });
+  return ballot;
+}
+
 int __ffs(unsigned x) { return __builtin_ffs(static_cast<int>(x)); }
+int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
 int __popc(unsigned x) { return __builtin_popcount(x); }
 
 unsigned atomicAdd(unsigned *address, unsigned value) {

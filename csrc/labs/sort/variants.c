@@ -52,7 +52,8 @@ static const gl_variant sort_variants[] = {
      .backend = GL_BACKEND_CUDA,
      .summary = "Onesweep radix sort, stable, 8 bits a pass: one read of the keys counts every "
                 "pass's digits; then each pass is one kernel whose blocks rank a tile of keys "
-                "(per-warp digit counters, __match_any_sync), find each digit's place after the "
+                "(per-warp digit counters, peers found by a ballot a digit bit), find each digit's "
+                "place after the "
                 "earlier tiles by a decoupled look-back (a thread a digit), sort the tile by "
                 "digit in shared memory and write it out coalesced. 4 + 8 B a 4-byte key a "
                 "pass: 36 B for int32.",

@@ -73,4 +73,8 @@ int glc_sort_lsd_radix(const glc_sort_call &call, int bits);
 // Variant 2: CUB's DeviceRadixSort (cub.cu).
 int glc_sort_cub(const glc_sort_call &call);
 
+// Variant 5: quicksort, three-way stable partitions of every segment of a level at once, by
+// scans of class flags; leaves of 2048 keys sorted in shared memory (quicksort.cu).
+int glc_sort_quicksort(const glc_sort_call &call);
+
 #endif

@@ -31,6 +31,8 @@ extern "C" int glc_sort(int variant, int bits, int dtype, int descending, size_t
       return glc_sort_lsd_radix(call, bits);
     case GLC_SORT_CUB:
       return glc_sort_cub(call);
+    case GLC_SORT_QUICKSORT:
+      return glc_sort_quicksort(call);
     default:
       return glc_fail(cudaErrorInvalidValue, "glc_sort");
   }

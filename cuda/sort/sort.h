@@ -12,7 +12,12 @@ extern "C" {
 #endif
 
 /* Sort variant ids (csrc/labs/sort/variants.c's rows; 100 up are the CPU's). */
-enum glc_sort_variant { GLC_SORT_BITONIC = 0, GLC_SORT_LSD_RADIX = 1, GLC_SORT_CUB = 2 };
+enum glc_sort_variant {
+  GLC_SORT_BITONIC = 0,
+  GLC_SORT_LSD_RADIX = 1,
+  GLC_SORT_CUB = 2,
+  GLC_SORT_QUICKSORT = 5
+};
 
 /* The bitonic network pads to a power of two and does log2(N)(log2(N)+1)/2 compare-exchange
  * steps: at 2^28 about 150 of them in global memory, a third of a second on an H100. Longer

@@ -1,5 +1,5 @@
-"""The sort lab (LABS.md section 7, issue 12): a bitonic network, an LSD radix sort and CUB's
-radix sort on the GPU; qsort and an OpenMP radix sort on the CPU.
+"""The sort lab (LABS.md section 7, issue 12): a bitonic network, an LSD radix sort, CUB's
+radix sort and a quicksort by scans on the GPU; qsort and an OpenMP radix sort on the CPU.
 
     gl.sort(x)                          # np.sort(x, kind="stable"), on the GPU when there is one
     gl.argsort(x)                       # np.argsort(x, kind="stable"), int64
@@ -21,8 +21,7 @@ reverse the ties; it is the stable sort of the keys by the reversed comparison, 
 writes as (n - 1 - np.argsort(x[::-1], kind="stable"))[::-1] for argsort.
 
 Not yet built (issue 12's next delivery): odd-even merge or merge-path merge sort, onesweep
-radix sort, S4's quicksort with a scan-based partition and its quicksort with dynamic
-parallelism.
+radix sort, and S4's quicksort with dynamic parallelism.
 """
 
 import numpy as np

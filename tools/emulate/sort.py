@@ -1,14 +1,18 @@
 """Runs the sort lab's own kernels on the CPU: the LSD radix sort (variant 1 of sort, argsort and
-sort_pairs) and the bitonic network (variant 0), radix.cu's and bitonic.cu's kernels and host
+sort_pairs), the bitonic network (variant 0) and the quicksort (variant 5), their kernels and host
 code, passes, stages and buffers included, through the host emulation in sort_host.cpp, for every
 key dtype, both digit widths, keys alone, argsort, 4- and 8-byte values, ascending and
 descending, at sizes that leave a last radix block ending mid-round and a network with global
 steps: a check of their indexing, guards, scan and stability, for machines without a GPU. Needs
 g++ (C++20) and the CUDA headers; exits non-zero when a result is wrong.
 
-    python3 tools/emulate/sort.py [--only radix|bitonic] [--radix FILE] [--bitonic FILE]
+    python3 tools/emulate/sort.py [--only radix|bitonic|quicksort] [--radix FILE] [--bitonic FILE]
+        [--quicksort FILE]
 
---radix and --bitonic run other copies of the sources (a planted bug).
+--radix, --bitonic and --quicksort run other copies of the sources (a planted bug). The
+quicksort (variant 5) runs on random, sorted, reversed, all-equal and few-distinct keys with
+the float specials, at sizes of one, two, a leaf +-1 and several levels, and once with a level
+limit of 1 and 2 so that its merge-sort fallback runs too.
 """
 
 import argparse
@@ -38,12 +42,14 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--radix", default=os.path.join(SORT, "radix.cu"))
     parser.add_argument("--bitonic", default=os.path.join(SORT, "bitonic.cu"))
-    parser.add_argument("--only", choices=("radix", "bitonic", "all"), default="all")
+    parser.add_argument("--quicksort", default=os.path.join(SORT, "quicksort.cu"))
+    parser.add_argument("--only", choices=("radix", "bitonic", "quicksort", "all"), default="all")
     args = parser.parse_args(argv)
     cxx, include = host_toolchain.require()
     with tempfile.TemporaryDirectory() as work:
         with open(os.path.join(work, "kernel_gen.inc"), "w") as f:
-            f.write(kernel_source(args.radix) + "\n" + kernel_source(args.bitonic))
+            f.write("\n".join(kernel_source(path)
+                               for path in (args.radix, args.bitonic, args.quicksort)))
         shutil.copy(os.path.join(HERE, "sort_host.cpp"), work)
         exe = os.path.join(work, "sort_host")
         subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-w", f"-I{include}", f"-I{ROOT}",

@@ -107,6 +107,19 @@ unsigned atomicAdd(unsigned *address, unsigned value) {
   return __atomic_fetch_add(address, value, __ATOMIC_RELAXED);
 }
 
+unsigned long long atomicAdd(unsigned long long *address, unsigned long long value) {
+  return __atomic_fetch_add(address, value, __ATOMIC_RELAXED);
+}
+
+// The quicksort's read-back of its list lengths: launches have finished when they return.
+cudaError_t cudaMemcpyAsync(void *to, const void *from, size_t bytes, cudaMemcpyKind,
+                            cudaStream_t) {
+  memcpy(to, from, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+
 // ---- the runtime the pass logic calls: launches, scratch, errors ----
 
 #include "cuda/sort/families.cuh"
@@ -251,12 +264,20 @@ std::vector<Bits> make_keys(size_t n, int dtype, bool few, std::mt19937_64 &rng)
   return keys;
 }
 
-// One sort through glc_sort_lsd_radix (bits 4 or 8) or glc_sort_bitonic (bits 0) against
-// std::stable_sort by the order bits.
+// The shapes of the quicksort's inputs beyond make_keys' random ones (few or not).
+enum Shape { kRandom, kSorted, kReversed, kAllEqual, kShapes };
+
+// One sort through glc_sort_lsd_radix (bits 4 or 8), glc_sort_bitonic (bits 0) or the quicksort
+// with a limit of -bits levels (bits < 0) against std::stable_sort by the order bits.
 template <typename Bits>
 bool check(int dtype, int bits, size_t n, int values_kind, bool descending, bool few,
-           std::mt19937_64 &rng) {
-  const std::vector<Bits> keys_host = make_keys<Bits>(n, dtype, few, rng);
+           std::mt19937_64 &rng, Shape shape = kRandom) {
+  std::vector<Bits> keys_host = make_keys<Bits>(n, dtype, few, rng);
+  if (shape == kSorted || shape == kReversed)
+    std::stable_sort(keys_host.begin(), keys_host.end(), [&](Bits a, Bits b) {
+      return order_of(a, dtype, shape == kReversed) < order_of(b, dtype, shape == kReversed);
+    });
+  if (shape == kAllEqual) std::fill(keys_host.begin(), keys_host.end(), keys_host[0]);
   emu_buffers.clear();
   GlcDeviceBuffer keys, keys_out, values, values_out;
   const int value_bytes = values_kind == 0 ? 0 : values_kind == 4 ? 4 : 8;
@@ -275,7 +296,9 @@ bool check(int dtype, int bits, size_t n, int values_kind, bool descending, bool
   const glc_sort_call call = {dtype,      descending,     n,
                               keys.ptr,   keys_out.ptr,   value_bytes,
                               values.ptr, values_out.ptr, nullptr};
-  if (bits == 0)
+  if (bits < 0)
+    quicksort_with_levels(call, -bits);
+  else if (bits == 0)
     glc_sort_bitonic(call);
   else
     glc_sort_lsd_radix(call, bits);
@@ -297,8 +320,8 @@ bool check(int dtype, int bits, size_t n, int values_kind, bool descending, bool
       if (got != (value_bytes == 4 ? want & 0xffffffffull : want)) ok = false;
     }
     if (!ok)
-      printf("FAIL dtype %d bits %d n %zu values %d descending %d few %d: position %zu\n", dtype,
-             bits, n, values_kind, descending, few, i);
+      printf("FAIL dtype %d bits %d n %zu values %d descending %d few %d shape %d: position %zu\n",
+             dtype, bits, n, values_kind, descending, few, shape, i);
   }
   for (auto &b : emu_buffers)
     if (!b->guard_intact()) {
@@ -338,6 +361,37 @@ int main(int argc, char **argv) {
             failures += !ok;
             ++sorts;
           }
+      }
+  // The quicksort: one and two keys, a leaf +-1, 4 tiles less 1 (a segment ending mid-tile),
+  // and several levels; every shape, ties and float specials; then level limits of 1 and 2,
+  // which leave segments to the merge-sort fallback (one or several merge passes).
+  const size_t quicksort_sizes[] = {1, 2, 2047, 2048, 2049, 16383, 40000};
+  long shape_turn = 0;
+  for (const auto &d : dtypes)
+    for (size_t n : quicksort_sizes)
+      for (int values_kind : {0, 4, -1, 8})
+        for (bool descending : {false, true}) {
+          if (only != "all" && only != "quicksort") continue;
+          if (values_kind != 0 && descending) continue;
+          const Shape shape = static_cast<Shape>(shape_turn % kShapes);
+          const bool few = shape_turn++ % 3 == 1;
+          const bool ok =
+              d.wide ? check<unsigned long long>(d.dtype, -64, n, values_kind, descending, few, rng,
+                                                 shape)
+                     : check<unsigned>(d.dtype, -64, n, values_kind, descending, few, rng, shape);
+          failures += !ok;
+          ++sorts;
+        }
+  for (int levels : {1, 2})
+    for (size_t n : {size_t(9000), size_t(40000)})
+      for (int values_kind : {0, -1}) {
+        if (only != "all" && only != "quicksort") continue;
+        const bool descending = values_kind != 0;
+        const bool ok = check<unsigned>(GLC_F32, -levels, n, values_kind, descending, false, rng) &&
+                        check<unsigned long long>(GLC_I64, -levels, n, values_kind, !descending,
+                                                  true, rng, kSorted);
+        failures += !ok;
+        ++sorts;
       }
   if (emu_errors) printf("FAIL: %ld warp intrinsics with a partial mask\n", emu_errors);
   printf("%ld sorts, %ld failed\n", sorts, failures);

@@ -45,6 +45,22 @@ static const gl_variant sort_variants[] = {
                 "DeviceTransform::Transform",
      .dtypes = SORT_DTYPES,
      .flags = GL_DETERMINISTIC},
+    {.id = GLC_SORT_QUICKSORT,
+     .name = "quicksort",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "Quicksort by scans, stable: each level partitions all its segments at once, "
+                "three ways around each one's median-of-three pivot (per-tile counts of the "
+                "less and equal flags, one block's scan of them, a stable scatter); the equal "
+                "class is done, segments of up to 2048 keys are sorted by a bitonic network on "
+                "(key, position) in shared memory. One 16-byte read-back a level; past 64 levels "
+                "a stable merge sort finishes. 12 B a 4-byte key a level, ~1.2 log2(n/2048) "
+                "levels on random keys; 64-bit offsets, any n.",
+     .seed = "S4 9 (quicksort by prefix sums)",
+     .kernels = "quicksort_root (quicksort_iota quicksort_plan quicksort_count quicksort_scan "
+                "quicksort_scatter quicksort_split quicksort_leaf quicksort_fallback_chunks "
+                "quicksort_merge_pass)",
+     .dtypes = SORT_DTYPES,
+     .flags = GL_DETERMINISTIC},
     {.id = 100,
      .name = "qsort",
      .backend = GL_BACKEND_CPU,

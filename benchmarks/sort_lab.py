@@ -48,6 +48,8 @@ def model_bytes(v, n, bits=None, value_bytes=0):
         return bitonic_bytes(n) + 2 * value_bytes
     if v.name == "merge_path":
         return (1 + max(0, (n - 1).bit_length() - 11)) * (8 + 2 * value_bytes)
+    if v.name == "quicksort":  # 12 B a key a level (count, scatter), ~1.2 log2(n/2048) + 1 leaf
+        return (12 + 2 * value_bytes) * (1.2 * max(1.0, np.log2(n / 2048)) + 1)
     return 4 + 4 * (8 + 2 * value_bytes)
 
 

@@ -185,6 +185,14 @@ PLANTS: List[Plant] = [
                "overwrite them\n",
           replace="",
           tool="racecheck", driver=("sort.py", "--only", "sort:3", "--inputs", "device")),
+    # The quicksort's leaf network without its barrier between steps: a step reads pairs that
+    # other warps' compare-exchanges of the step before may not have stored yet.
+    Plant("sort-quicksort-leaf-missing-syncthreads", "sort", "missing __syncthreads() between the "
+          "steps of the quicksort's shared leaf network", "cuda/sort/quicksort.cu",
+          after="__device__ void sort_leaf(",
+          find="        }\n      }\n      __syncthreads();\n    }\n",
+          replace="        }\n      }\n    }\n",
+          tool="racecheck", driver=("sort.py", "--only", "sort:5", "--inputs", "device")),
     # The staged compaction's write-out rounds its count of 16-byte vectors up: the last vector
     # of a run whose length is not a whole number of vectors writes up to 3 elements past it,
     # past the end of a masked result (allocated at exactly the kept count) for the last tile.

@@ -79,4 +79,8 @@ int glc_sort_merge_path(const glc_sort_call &call);
 // Variant 4: onesweep radix sort, 8 bits a pass, one histogram pass (onesweep.cu).
 int glc_sort_onesweep(const glc_sort_call &call);
 
+// Variant 5: quicksort, three-way stable partitions of every segment of a level at once, by
+// scans of class flags; leaves of 2048 keys sorted in shared memory (quicksort.cu).
+int glc_sort_quicksort(const glc_sort_call &call);
+
 #endif

@@ -35,6 +35,8 @@ extern "C" int glc_sort(int variant, int bits, int dtype, int descending, size_t
       return glc_sort_merge_path(call);
     case GLC_SORT_ONESWEEP:
       return glc_sort_onesweep(call);
+    case GLC_SORT_QUICKSORT:
+      return glc_sort_quicksort(call);
     default:
       return glc_fail(cudaErrorInvalidValue, "glc_sort");
   }

@@ -17,7 +17,8 @@ enum glc_sort_variant {
   GLC_SORT_LSD_RADIX = 1,
   GLC_SORT_CUB = 2,
   GLC_SORT_MERGE_PATH = 3,
-  GLC_SORT_ONESWEEP = 4
+  GLC_SORT_ONESWEEP = 4,
+  GLC_SORT_QUICKSORT = 5
 };
 
 /* The bitonic network pads to a power of two and does log2(N)(log2(N)+1)/2 compare-exchange

@@ -183,12 +183,15 @@ def emulate(*args):
 
 @needs_toolchain
 def test_radix_and_bitonic_emulated_on_the_cpu():
-    """radix.cu's, bitonic.cu's and merge.cu's own kernels, passes and stages, run on the CPU by
-    tools/emulate/sort.py (a fiber per CUDA thread, barriers of the block and of the warp,
-    __match_any_sync's mask checked, every buffer poisoned and guarded): every key dtype, 4 and 8
-    bits, the network and the merge sort, keys, argsort and 4- and 8-byte values, both
-    directions, up to 3 radix blocks of 17 rounds, networks with global steps and merge passes
-    over odd numbers of runs, bit for bit against a stable sort."""
+    """radix.cu's, bitonic.cu's, merge.cu's, onesweep.cu's and quicksort.cu's own kernels, passes,
+    stages and levels, run on the CPU by tools/emulate/sort.py (a fiber per CUDA thread, blocks
+    in waves that run at once, barriers of the block and of the warp, warp intrinsics' masks
+    checked, every buffer poisoned and guarded): every key dtype, 4 and 8 bits, the network, the
+    merge sort, onesweep and the quicksort, keys, argsort and 4- and 8-byte values, both
+    directions, up to 3 radix blocks of 17 rounds, networks with global steps, merge passes over
+    odd numbers of runs, onesweep tiles whose look-back meets unpublished predecessors,
+    quicksorts of several levels on sorted, reversed, all-equal and few-distinct keys and with a
+    level limit of 1 and 2 (its merge-sort fallback), bit for bit against a stable sort."""
     done = emulate()
     assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
 
@@ -205,8 +208,14 @@ def test_radix_and_bitonic_emulated_on_the_cpu():
               "           glc_sort_key<Dtype>::order(b_run[j], descending);\n  };\n",
      "    return glc_sort_key<Dtype>::order(a_run[i], descending) <\n"
      "           glc_sort_key<Dtype>::order(b_run[j], descending);\n  };\n"),
+
+    ("quicksort", "        }\n      }\n      __syncthreads();\n    }\n",
+     "        }\n      }\n    }\n"),
+    ("quicksort", "    if (other < ordered || (inclusive && other == ordered))",
+     "    if (other < ordered)"),
 ], ids=("radix-scatter-round-one-past", "radix-scan-writes-one-past",
-        "bitonic-shared-step-without-barrier", "merge-pass-ties-from-the-right"))
+        "bitonic-shared-step-without-barrier", "merge-pass-ties-from-the-right",
+        "quicksort-leaf-step-without-barrier", "quicksort-merge-ties-unstable"))
 def test_the_emulation_catches_a_planted_bug(tmp_path, source, find, replace):
     """The same run of one variant on a copy of its source with one bug planted must fail."""
     with open(os.path.join(SORT_SOURCES, f"{source}.cu")) as f:
@@ -246,7 +255,7 @@ def test_bad_arguments_name_themselves():
     with pytest.raises(ValueError, match="bits"):
         gl.sort(x, variant="qsort", bits=8)
     with pytest.raises(ValueError, match="variant"):
-        gl.sort(x, variant="quicksort")
+        gl.sort(x, variant="no_such_sort")
     with pytest.raises(ValueError, match="values"):
         gl.sort_pairs(x, np.arange(9, dtype=np.int64))
     with pytest.raises(TypeError, match="values"):
@@ -268,7 +277,7 @@ def test_ladder_order_and_ids():
     """The numbering the notebook and NOTES cite; the rest of issue 12's ladder is to come."""
     for op in ("sort", "argsort", "sort_pairs"):
         assert [(v.id, v.name) for v in gl.variants(op)] == [
-            (0, "bitonic"), (1, "lsd_radix"), (3, "merge_path"), (4, "onesweep"), (2, "cub"),
-            (100, "qsort"),
+            (0, "bitonic"), (1, "lsd_radix"), (3, "merge_path"), (4, "onesweep"),
+            (5, "quicksort"), (2, "cub"), (100, "qsort"),
             (101, "openmp_radix")]
     assert all("stable" in v.summary for v in gl.variants("sort"))

@@ -168,6 +168,15 @@ extern "C" cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStr
   return cudaSuccess;
 }
 
+// The quicksort's read-back of its list lengths: launches have finished when they return.
+cudaError_t cudaMemcpyAsync(void *to, const void *from, size_t bytes, cudaMemcpyKind,
+                            cudaStream_t) {
+  memcpy(to, from, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+
 // ---- the runtime the pass logic calls: launches, scratch, errors ----
 
 #include "cuda/sort/families.cuh"
@@ -324,12 +333,20 @@ std::vector<Bits> make_keys(size_t n, int dtype, bool few, std::mt19937_64 &rng)
   return keys;
 }
 
-// One sort through the variant (GLC_SORT_*; bits: lsd_radix's digit width) against
-// std::stable_sort by the order bits.
+// The shapes of the quicksort's inputs beyond make_keys' random ones (few or not).
+enum Shape { kRandom, kSorted, kReversed, kAllEqual, kShapes };
+
+// One sort through the variant (GLC_SORT_*; bits: lsd_radix's digit width, or the quicksort's
+// level limit) against std::stable_sort by the order bits.
 template <typename Bits>
 bool check(int variant, int dtype, int bits, size_t n, int values_kind, bool descending, bool few,
-           std::mt19937_64 &rng) {
-  const std::vector<Bits> keys_host = make_keys<Bits>(n, dtype, few, rng);
+           std::mt19937_64 &rng, Shape shape = kRandom) {
+  std::vector<Bits> keys_host = make_keys<Bits>(n, dtype, few, rng);
+  if (shape == kSorted || shape == kReversed)
+    std::stable_sort(keys_host.begin(), keys_host.end(), [&](Bits a, Bits b) {
+      return order_of(a, dtype, shape == kReversed) < order_of(b, dtype, shape == kReversed);
+    });
+  if (shape == kAllEqual) std::fill(keys_host.begin(), keys_host.end(), keys_host[0]);
   emu_buffers.clear();
   GlcDeviceBuffer keys, keys_out, values, values_out;
   const int value_bytes = values_kind == 0 ? 0 : values_kind == 4 ? 4 : 8;
@@ -348,7 +365,9 @@ bool check(int variant, int dtype, int bits, size_t n, int values_kind, bool des
   const glc_sort_call call = {dtype,      descending,     n,
                               keys.ptr,   keys_out.ptr,   value_bytes,
                               values.ptr, values_out.ptr, nullptr};
-  if (variant == GLC_SORT_BITONIC)
+  if (variant == GLC_SORT_QUICKSORT)
+    quicksort_with_levels(call, bits);
+  else if (variant == GLC_SORT_BITONIC)
     glc_sort_bitonic(call);
   else if (variant == GLC_SORT_ONESWEEP)
     glc_sort_onesweep(call);
@@ -375,8 +394,9 @@ bool check(int variant, int dtype, int bits, size_t n, int values_kind, bool des
     }
     if (!ok)
       printf(
-          "FAIL variant %d dtype %d bits %d n %zu values %d descending %d few %d: position %zu\n",
-          variant, dtype, bits, n, values_kind, descending, few, i);
+          "FAIL variant %d dtype %d bits %d n %zu values %d descending %d few %d shape %d: "
+          "position %zu\n",
+          variant, dtype, bits, n, values_kind, descending, few, shape, i);
   }
   for (auto &b : emu_buffers)
     if (!b->guard_intact()) {
@@ -388,7 +408,7 @@ bool check(int variant, int dtype, int bits, size_t n, int values_kind, bool des
   return ok;
 }
 
-// argv[1]: radix, bitonic, merge, onesweep or all (the default).
+// argv[1]: radix, bitonic, merge, onesweep, quicksort or all (the default).
 int main(int argc, char **argv) {
   const std::string only = argc > 1 ? argv[1] : "all";
   std::mt19937_64 rng(12);
@@ -432,6 +452,39 @@ int main(int argc, char **argv) {
             failures += !ok;
             ++sorts;
           }
+      }
+  // The quicksort: one and two keys, a leaf +-1, 4 tiles less 1 (a segment ending mid-tile),
+  // and several levels; every shape, ties and float specials; then level limits of 1 and 2,
+  // which leave segments to the merge-sort fallback (one or several merge passes).
+  const size_t quicksort_sizes[] = {1, 2, 2047, 2048, 2049, 16383, 40000};
+  long shape_turn = 0;
+  for (const auto &d : dtypes)
+    for (size_t n : quicksort_sizes)
+      for (int values_kind : {0, 4, -1, 8})
+        for (bool descending : {false, true}) {
+          if (only != "all" && only != "quicksort") continue;
+          if (values_kind != 0 && descending) continue;
+          const Shape shape = static_cast<Shape>(shape_turn % kShapes);
+          const bool few = shape_turn++ % 3 == 1;
+          const bool ok = d.wide
+                              ? check<unsigned long long>(GLC_SORT_QUICKSORT, d.dtype, 64, n,
+                                                          values_kind, descending, few, rng, shape)
+                              : check<unsigned>(GLC_SORT_QUICKSORT, d.dtype, 64, n, values_kind,
+                                                descending, few, rng, shape);
+          failures += !ok;
+          ++sorts;
+        }
+  for (int levels : {1, 2})
+    for (size_t n : {size_t(9000), size_t(40000)})
+      for (int values_kind : {0, -1}) {
+        if (only != "all" && only != "quicksort") continue;
+        const bool descending = values_kind != 0;
+        const bool ok = check<unsigned>(GLC_SORT_QUICKSORT, GLC_F32, levels, n, values_kind,
+                                        descending, false, rng) &&
+                        check<unsigned long long>(GLC_SORT_QUICKSORT, GLC_I64, levels, n,
+                                                  values_kind, !descending, true, rng, kSorted);
+        failures += !ok;
+        ++sorts;
       }
   if (emu_errors) printf("FAIL: %ld warp intrinsics with a partial mask\n", emu_errors);
   printf("%ld sorts, %ld failed\n", sorts, failures);

@@ -3,7 +3,8 @@ sort_pairs, for every key dtype, ascending and descending, at sizes that end one
 one past the radix scatter's round (256 keys) and the bitonic network's shared chunk (2048 pairs:
 the first size with a global step), one short of and one past merge_path's tile (2048 keys: the
 first size with a merge pass; 5000 merges 3 runs, 100_003 49), on onesweep's 4-byte tile (3840
-keys), plus tiny and odd ones; lsd_radix at both digit widths. On
+keys), plus tiny and odd ones; lsd_radix at both digit widths; the quicksort also on random,
+sorted and reversed keys of many values (several levels). On
 device inputs at every size and on NumPy inputs at a few (the binding's own buffers and copies).
 Every result must equal NumPy's stable sort bit for bit (tests/references/sort.py). See
 _common.py.
@@ -96,6 +97,22 @@ def main():
                             kw["bits"] = bits
                         calls += checked(args, f"{op} {v.name} {what}", n, fn, check, arrays,
                                          **kw)
+    # The quicksort on keys of many values, whose levels the few-valued keys above end early
+    # (their equal classes finish most keys): several levels of partitions, leaves and single
+    # keys, on random, sorted and reversed keys.
+    for v in gl.variants("sort"):
+        if v.name != "quicksort" or not wanted(args, f"sort:{v.id}"):
+            continue
+        for n in (40_000, 300_001):
+            x = rng.integers(-(1 << 31), 1 << 31, n).astype(np.int32)
+            shapes = (("random", x), ("sorted", np.sort(x)), ("reversed", np.sort(x)[::-1].copy()))
+            for what, keys in shapes:
+                calls += checked(args, f"sort quicksort {what}", n, gl.sort,
+                                 lambda got, k=keys: ref.assert_sorted_equal(got, k), (keys,),
+                                 variant=v.id, descending=False)
+                calls += checked(args, f"argsort quicksort {what}", n, gl.argsort,
+                                 lambda got, k=keys: ref.assert_argsort_equal(got, k, True),
+                                 (keys,), variant=v.id, descending=True)
     done("sanitize/sort", calls)
 
 

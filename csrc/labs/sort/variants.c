@@ -1,8 +1,9 @@
 /* The sort lab's ladder (LABS.md section 7, issue 12): a bitonic network, an LSD radix sort, a
- * merge-path merge sort, a onesweep radix sort and CUB's radix sort, and two CPU sorts. sort,
- * argsort and sort_pairs run the same variants (keys alone, with their indices, or with values),
- * so the three ops share one table. Ids come from cuda/sort/sort.h's enum; the CPU's start at
- * 100. Still to come (issue 12): S4's two quicksorts. */
+ * merge-path merge sort, a onesweep radix sort, a quicksort by scans and CUB's radix sort, and
+ * two CPU sorts. sort, argsort and sort_pairs run the same variants (keys alone, with their
+ * indices, or with values), so the three ops share one table. Ids come from cuda/sort/sort.h's
+ * enum; the CPU's start at 100. Still to come (issue 12): S4's quicksort with dynamic
+ * parallelism. */
 #include "variants.h"
 
 #include "cuda/sort/sort.h"
@@ -59,6 +60,22 @@ static const gl_variant sort_variants[] = {
                 "pass: 36 B for int32.",
      .seed = "Adinets & Merrill 2022 (Onesweep)",
      .kernels = "onesweep_histogram onesweep_offsets onesweep_pass",
+     .dtypes = SORT_DTYPES,
+     .flags = GL_DETERMINISTIC},
+    {.id = GLC_SORT_QUICKSORT,
+     .name = "quicksort",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "Quicksort by scans, stable: each level partitions all its segments at once, "
+                "three ways around each one's median-of-three pivot (per-tile counts of the "
+                "less and equal flags, one block's scan of them, a stable scatter); the equal "
+                "class is done, segments of up to 2048 keys are sorted by a bitonic network on "
+                "(key, position) in shared memory. One 16-byte read-back a level; past 64 levels "
+                "a stable merge sort finishes. 12 B a 4-byte key a level, ~1.2 log2(n/2048) "
+                "levels on random keys; 64-bit offsets, any n.",
+     .seed = "S4 9 (quicksort by prefix sums)",
+     .kernels = "quicksort_root (quicksort_iota quicksort_plan quicksort_count quicksort_scan "
+                "quicksort_scatter quicksort_split quicksort_leaf quicksort_fallback_chunks "
+                "quicksort_merge_pass)",
      .dtypes = SORT_DTYPES,
      .flags = GL_DETERMINISTIC},
     {.id = GLC_SORT_CUB,

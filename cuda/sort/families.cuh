@@ -73,4 +73,7 @@ int glc_sort_lsd_radix(const glc_sort_call &call, int bits);
 // Variant 2: CUB's DeviceRadixSort (cub.cu).
 int glc_sort_cub(const glc_sort_call &call);
 
+// Variant 6: quicksort by device-launched grids on (key, index) records (quicksort_cdp.cu).
+int glc_sort_quicksort_cdp(const glc_sort_call &call);
+
 #endif

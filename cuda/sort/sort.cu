@@ -31,6 +31,9 @@ extern "C" int glc_sort(int variant, int bits, int dtype, int descending, size_t
       return glc_sort_lsd_radix(call, bits);
     case GLC_SORT_CUB:
       return glc_sort_cub(call);
+    case GLC_SORT_QUICKSORT_CDP:
+      if (n > GLC_SORT_QUICKSORT_CDP_MAX) return glc_fail(cudaErrorInvalidValue, "glc_sort");
+      return glc_sort_quicksort_cdp(call);
     default:
       return glc_fail(cudaErrorInvalidValue, "glc_sort");
   }

@@ -21,8 +21,8 @@ reverse the ties; it is the stable sort of the keys by the reversed comparison, 
 writes as (n - 1 - np.argsort(x[::-1], kind="stable"))[::-1] for argsort.
 
 Not yet built (issue 12's next delivery): odd-even merge or merge-path merge sort, onesweep
-radix sort, S4's quicksort with a scan-based partition and its quicksort with dynamic
-parallelism.
+radix sort, S4's quicksort with a scan-based partition. Built: its quicksort with dynamic
+parallelism (variant quicksort_cdp, up to 2^24 keys).
 """
 
 import numpy as np

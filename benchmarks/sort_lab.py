@@ -1,7 +1,8 @@
 """The sort lab's ladder on the GPU, in one run, against the copy ceiling and the peers:
 
   * sort: every CUDA variant on int32 keys at 2^20 and 2^28 (lsd_radix at 4 and 8 bits; bitonic
-    at 2^28 too, its limit), and on float32 keys at 2^28; cupy.sort (CUB's radix sort) and
+    at 2^28 too, its limit; quicksort_cdp up to its limit of 2^24: --log2n 24), and on float32
+    keys at 2^28; cupy.sort (CUB's radix sort) and
     torch.sort(stable=True) on the same arrays;
   * sort_pairs: every CUDA variant on int32 keys with float32 values at 2^28; torch.sort with a
     gather of the values, and cupy.argsort with two gathers.
@@ -27,6 +28,9 @@ from common import ladder_args, save
 # onesweep and cub (CUB's onesweep): the keys read once for all histograms, then a read and a
 # write a pass of 8 bits: 4 + 4 x 8 = 36 B. merge_path: a read and a write by the tile sort and
 # by each of its ceil(log2(n / 2048)) merge passes: 8 B each.
+# quicksort_cdp: 8 B records read and written by each partition level down to 2048-key segments
+# and by the shared-memory sort of those, plus making them and the gather: 184 B at 2^20 (its time
+# is one block's partition of the top segment, not these bytes: benchmarks/NOTES.md).
 def radix_bytes(bits, key_bytes=4, value_bytes=0):
     passes = 8 * key_bytes // bits
     return passes * (3 * key_bytes + 2 * value_bytes)
@@ -41,6 +45,14 @@ def bitonic_bytes(n, key_bytes=4):
     return 2 * pair * (global_steps + shared_passes) + 2 * key_bytes + 4  # + prepare, gather
 
 
+def quicksort_cdp_bytes(n, key_bytes=4):
+    levels = max(0, (-(-n // 2048) - 1).bit_length())  # partitions down to 2048-key segments
+    record = key_bytes + 4
+    # records made (key read, record written); each level and the shared sort read and write
+    # them; the gather reads the index and the key and writes the key
+    return key_bytes + record + 2 * record * (levels + 1) + 4 + 2 * key_bytes
+
+
 def model_bytes(v, n, bits=None, value_bytes=0):
     if v.name == "lsd_radix":
         return radix_bytes(bits or 8, 4, value_bytes)
@@ -50,11 +62,17 @@ def model_bytes(v, n, bits=None, value_bytes=0):
         return (1 + max(0, (n - 1).bit_length() - 11)) * (8 + 2 * value_bytes)
     if v.name == "quicksort":  # 12 B a key a level (count, scatter), ~1.2 log2(n/2048) + 1 leaf
         return (12 + 2 * value_bytes) * (1.2 * max(1.0, np.log2(n / 2048)) + 1)
+    if v.name == "quicksort_cdp":
+        return quicksort_cdp_bytes(n) + 2 * value_bytes
     return 4 + 4 * (8 + 2 * value_bytes)
 
 
-def cuda_variants(op):
-    return [v for v in gl.variants(op) if v.backend == "cuda"]
+# Variants that refuse longer inputs (a ValueError from csrc/labs/sort/sort.c): skipped beyond.
+MAX_KEYS = {"quicksort_cdp": 1 << 24}
+
+
+def cuda_variants(op, n):
+    return [v for v in gl.variants(op) if v.backend == "cuda" and n <= MAX_KEYS.get(v.name, n)]
 
 
 def row(r, v, n, copy_gbps, bits=None, value_bytes=0, **extra):
@@ -79,7 +97,7 @@ def sort_ladder(log2n, repeat, dtype, copy_gbps):
     n = 1 << log2n
     x = gl.to_device(keys_of(n, dtype, rng))
     rows = []
-    for v in cuda_variants("sort"):
+    for v in cuda_variants("sort", n):
         for bits in v.tunables.get("bits", {}).get("values", [None]):
             kw = {} if bits is None else {"bits": bits}
             r = gl.bench(gl.sort, x, variant=v.id, repeat=repeat, peers=True, **kw)
@@ -93,7 +111,7 @@ def pairs_ladder(log2n, repeat, copy_gbps):
     keys = gl.to_device(keys_of(n, np.int32, rng))
     values = gl.to_device(rng.standard_normal(n).astype(np.float32))
     rows = []
-    for v in cuda_variants("sort_pairs"):
+    for v in cuda_variants("sort_pairs", n):
         for bits in v.tunables.get("bits", {}).get("values", [None]):
             kw = {} if bits is None else {"bits": bits}
             r = gl.bench(gl.sort_pairs, keys, values, variant=v.id, repeat=repeat, peers=True,

@@ -193,6 +193,18 @@ PLANTS: List[Plant] = [
           find="        }\n      }\n      __syncthreads();\n    }\n",
           replace="        }\n      }\n    }\n",
           tool="racecheck", driver=("sort.py", "--only", "sort:5", "--inputs", "device")),
+    # The dynamic-parallelism quicksort's partition writing its larger records one place too far
+    # right: the first of them lands one past the segment, for the top segment one past the
+    # scratch buffer (and the slot left unwritten sends the gather to a wild index).
+    Plant("sort-cdp-partition-one-past", "sort", "off-by-one global write",
+          "cuda/sort/quicksort_cdp.cu",
+          after="    quicksort_cdp_segment(Records<Key> r, unsigned lo, unsigned hi, int depth, "
+                "int max_depth) {",
+          find="        at = hi - 1 - (greater + (prefix >> 16) + __popc(greater_lanes[item] & "
+               "lanes_below));",
+          replace="        at = hi - (greater + (prefix >> 16) + __popc(greater_lanes[item] & "
+                  "lanes_below));",
+          tool="memcheck", driver=("sort.py", "--only", "sort:6")),
     # The staged compaction's write-out rounds its count of 16-byte vectors up: the last vector
     # of a run whose length is not a whole number of vectors writes up to 3 elements past it,
     # past the end of a masked result (allocated at exactly the kept count) for the last tile.

@@ -83,4 +83,7 @@ int glc_sort_onesweep(const glc_sort_call &call);
 // scans of class flags; leaves of 2048 keys sorted in shared memory (quicksort.cu).
 int glc_sort_quicksort(const glc_sort_call &call);
 
+// Variant 6: quicksort by device-launched grids on (key, index) records (quicksort_cdp.cu).
+int glc_sort_quicksort_cdp(const glc_sort_call &call);
+
 #endif

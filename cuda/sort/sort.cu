@@ -37,6 +37,9 @@ extern "C" int glc_sort(int variant, int bits, int dtype, int descending, size_t
       return glc_sort_onesweep(call);
     case GLC_SORT_QUICKSORT:
       return glc_sort_quicksort(call);
+    case GLC_SORT_QUICKSORT_CDP:
+      if (n > GLC_SORT_QUICKSORT_CDP_MAX) return glc_fail(cudaErrorInvalidValue, "glc_sort");
+      return glc_sort_quicksort_cdp(call);
     default:
       return glc_fail(cudaErrorInvalidValue, "glc_sort");
   }

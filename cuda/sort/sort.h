@@ -18,13 +18,20 @@ enum glc_sort_variant {
   GLC_SORT_CUB = 2,
   GLC_SORT_MERGE_PATH = 3,
   GLC_SORT_ONESWEEP = 4,
-  GLC_SORT_QUICKSORT = 5
+  GLC_SORT_QUICKSORT = 5,
+  GLC_SORT_QUICKSORT_CDP = 6
 };
 
 /* The bitonic network pads to a power of two and does log2(N)(log2(N)+1)/2 compare-exchange
  * steps: at 2^28 about 150 of them in global memory, a third of a second on an H100. Longer
  * inputs are refused. */
 #define GLC_SORT_BITONIC_MAX (1ull << 28)
+
+/* The quicksort with dynamic parallelism partitions the whole input with one block, so its time
+ * grows with n at one SM's bandwidth (benchmarks/NOTES.md, "quicksort_cdp"), and its tree of
+ * device launches must stay within the nesting depth and the launch pool it reserves. Longer
+ * inputs are refused. */
+#define GLC_SORT_QUICKSORT_CDP_MAX (1ull << 24)
 
 /* Keys: GLC_I32, GLC_U32, GLC_I64, GLC_F32 or GLC_F64; n >= 1 of them at keys.
  *   keys_out: the keys in order (n elements of the keys' dtype), or NULL (argsort).

@@ -1,6 +1,7 @@
 """The sort lab (LABS.md section 7, issue 12): a bitonic network, an LSD radix sort, a
 merge-path merge sort, a onesweep radix sort, a quicksort by scans and CUB's radix sort on the
-GPU; qsort and an OpenMP radix sort on the CPU.
+GPU, and S4's quicksort with dynamic parallelism (up to 2^24 keys); qsort and an OpenMP
+radix sort on the CPU.
 
     gl.sort(x)                          # np.sort(x, kind="stable"), on the GPU when there is one
     gl.argsort(x)                       # np.argsort(x, kind="stable"), int64
@@ -20,8 +21,6 @@ descending=True is the reverse key order with ties still in input order: NaN fir
 down to -inf, -0.0 and +0.0 equal (input order). It is not np.sort(x)[::-1], which would also
 reverse the ties; it is the stable sort of the keys by the reversed comparison, which NumPy
 writes as (n - 1 - np.argsort(x[::-1], kind="stable"))[::-1] for argsort.
-
-Not yet built (issue 12's next delivery): S4's quicksort with dynamic parallelism.
 """
 
 import numpy as np

@@ -227,6 +227,47 @@ def test_the_emulation_catches_a_planted_bug(tmp_path, source, find, replace):
     assert done.returncode != 0 and "FAIL" in done.stdout, done.stdout[-2000:] + done.stderr
 
 
+CDP_EMULATOR, _ = emulator("quicksort_cdp.py")
+
+
+@needs_toolchain
+def test_quicksort_cdp_emulated_on_the_cpu():
+    """quicksort_cdp.cu's kernels, host code and tree of device launches, run on the CPU by
+    tools/emulate/quicksort_cdp.py (child grids after their parent block, in a random order,
+    before the host launch returns; the launch pool and the nesting limit): every key dtype, keys,
+    argsort and values, both directions, random, sorted, reversed, all-equal and few-distinct
+    keys, around the shared sort's limit and the tile, at depth limits 0-2 and with launches
+    failing, bit for bit against a stable sort."""
+    done = subprocess.run([sys.executable, CDP_EMULATOR], capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
+
+
+@needs_toolchain
+@pytest.mark.parametrize("find,replace", [
+    ("        at = hi - 1 - (greater + (prefix >> 16) + __popc(greater_lanes[item] & "
+     "lanes_below));",
+     "        at = hi - (greater + (prefix >> 16) + __popc(greater_lanes[item] & lanes_below));"),
+    ("launch_segment(r, middle + 1, hi, depth + 1, max_depth)",
+     "launch_segment(r, middle + 1, hi, depth, max_depth)"),
+    ("  return a.key < b.key || (a.key == b.key && a.index < b.index);",
+     "  return a.key < b.key;"),
+], ids=("cdp-greater-side-one-past", "cdp-child-at-its-parents-depth", "cdp-ties-by-key-alone"))
+def test_the_cdp_emulation_catches_a_planted_bug(tmp_path, find, replace):
+    """The emulation of a copy of quicksort_cdp.cu with one bug planted must fail: a partition
+    writing one past its segment, a child grid reading its parent's buffer, and records ordered
+    by key alone (equal keys are then neither below nor above the pivot, and the partition drops
+    them)."""
+    with open(os.path.join(SORT_SOURCES, "quicksort_cdp.cu")) as f:
+        text = f.read()
+    assert text.count(find) == 1
+    planted = tmp_path / "quicksort_cdp.cu"
+    planted.write_text(text.replace(find, replace))
+    done = subprocess.run([sys.executable, CDP_EMULATOR, "--source", str(planted), "--first"],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode != 0 and "FAIL" in done.stdout, done.stdout[-2000:] + done.stderr
+
+
 # ---------------------------------------------------------------- refusals
 
 
@@ -236,6 +277,12 @@ def test_bitonic_refuses_past_its_limit():
     x = np.zeros((1 << 28) + 1, np.int32)
     with pytest.raises(ValueError, match="up to 268435456 keys"):
         gl.sort(x, variant="bitonic")
+
+
+def test_quicksort_cdp_refuses_past_its_limit():
+    x = np.zeros((1 << 24) + 1, np.int32)
+    with pytest.raises(ValueError, match="up to 16777216 keys"):
+        gl.argsort(x, variant="quicksort_cdp")
 
 
 def test_bad_arguments_name_themselves():
@@ -278,6 +325,6 @@ def test_ladder_order_and_ids():
     for op in ("sort", "argsort", "sort_pairs"):
         assert [(v.id, v.name) for v in gl.variants(op)] == [
             (0, "bitonic"), (1, "lsd_radix"), (3, "merge_path"), (4, "onesweep"),
-            (5, "quicksort"), (2, "cub"), (100, "qsort"),
+            (5, "quicksort"), (6, "quicksort_cdp"), (2, "cub"), (100, "qsort"),
             (101, "openmp_radix")]
     assert all("stable" in v.summary for v in gl.variants("sort"))

@@ -71,8 +71,7 @@ using std::min;
 // aggregates must handle.
 unsigned atomicAdd(unsigned *p, unsigned v) {
   const unsigned old = __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
-  if (old % kWave == 0)
-    std::this_thread::sleep_for(std::chrono::microseconds(old * 7919 % 2000));
+  if (old % kWave == 0) std::this_thread::sleep_for(std::chrono::microseconds(old * 7919 % 2000));
   return old;
 }
 

@@ -290,7 +290,9 @@ int glc_launch(void (*kernel)(Params...), const char *name, dim3 grid, dim3 bloc
   return cudaSuccess;
 }
 
+#ifndef EMU_SORT_RUNTIME_ONLY  // quicksort_cdp_host.cpp: this runtime, its own kernels and main
 #include "kernel_gen.inc"
+#endif
 
 // ---- the checks ----
 
@@ -333,6 +335,7 @@ std::vector<Bits> make_keys(size_t n, int dtype, bool few, std::mt19937_64 &rng)
   return keys;
 }
 
+#ifndef EMU_SORT_RUNTIME_ONLY  // quicksort_cdp_host.cpp has its own checks and main
 // The shapes of the quicksort's inputs beyond make_keys' random ones (few or not).
 enum Shape { kRandom, kSorted, kReversed, kAllEqual, kShapes };
 
@@ -491,3 +494,4 @@ int main(int argc, char **argv) {
   if (failures == 0 && emu_errors == 0) printf("all ok\n");
   return failures || emu_errors ? 1 : 0;
 }
+#endif

@@ -1,13 +1,14 @@
 """The sort lab's kernels under compute-sanitizer: every CUDA variant of sort, argsort and
 sort_pairs, for every key dtype, ascending and descending, at sizes that end one short of, on and
 one past the radix scatter's round (256 keys) and the bitonic network's shared chunk (2048 pairs:
-the first size with a global step), one short of and one past merge_path's tile (2048 keys: the
-first size with a merge pass; 5000 merges 3 runs, 100_003 49), on onesweep's 4-byte tile (3840
-keys), plus tiny and odd ones; lsd_radix at both digit widths; the quicksort also on random,
-sorted and reversed keys of many values (several levels). On
-device inputs at every size and on NumPy inputs at a few (the binding's own buffers and copies).
-Every result must equal NumPy's stable sort bit for bit (tests/references/sort.py). See
-_common.py.
+the first size with a global step; quicksort_cdp's shared-memory sort too), one short of and
+one past merge_path's tile (2048 keys: the first size with a merge pass; 5000 merges 3 runs,
+100_003 49), on onesweep's 4-byte tile (3840 keys), plus tiny and odd ones; lsd_radix at both
+digit widths; the quicksort also on random, sorted and reversed keys of many values (several
+levels). On device inputs at every size and on NumPy inputs at a few (the binding's own buffers
+and copies). Every result must equal NumPy's stable sort bit for bit (tests/references/sort.py).
+quicksort_cdp launches kernels from the device, which memcheck alone follows: under the other
+three tools it is skipped, and the driver says so. See _common.py.
 
     python3 tools/sanitize/sort.py [--inputs both|device] [--only op:id,...]
 """
@@ -16,7 +17,7 @@ import sys
 
 import numpy as np
 
-from _common import done, gl, references, settle, start, wanted
+from _common import done, followed, gl, references, settle, start, wanted
 
 references()  # puts tests/ on the path
 from references import sort as ref  # noqa: E402
@@ -87,7 +88,7 @@ def main():
     calls = 0
     for op in ("sort", "argsort", "sort_pairs"):
         for v in gl.variants(op):
-            if v.backend != "cuda" or not wanted(args, f"{op}:{v.id}"):
+            if v.backend != "cuda" or not wanted(args, f"{op}:{v.id}") or not followed(v):
                 continue
             for bits in digit_widths(v):
                 for n in SIZES:

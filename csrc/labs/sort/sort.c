@@ -20,7 +20,8 @@ static int sort_configure(gl_operands_call *c) {
   return gl_resolve_tunable(c->variant, "bits", p->bits_arg, &p->bits);
 }
 
-/* The bitonic network's limit, which it refuses on every machine. */
+/* The bitonic network's and the dynamic-parallelism quicksort's limits, which they refuse on every
+ * machine. */
 static int check_length(const gl_operands_call *c) {
   const size_t n = (size_t)c->in_size[0];
   if (c->variant->backend == GL_BACKEND_CUDA && c->variant->id == GLC_SORT_BITONIC &&
@@ -29,6 +30,15 @@ static int check_length(const gl_operands_call *c) {
                  "keys: variant %d (%s) sorts up to %llu keys (its network grows as n log^2 n); "
                  "the keys have %zu (pick lsd_radix or cub)",
                  c->variant->id, c->variant->name, (unsigned long long)GLC_SORT_BITONIC_MAX, n);
+    return -1;
+  }
+  if (c->variant->backend == GL_BACKEND_CUDA && c->variant->id == GLC_SORT_QUICKSORT_CDP &&
+      n > GLC_SORT_QUICKSORT_CDP_MAX) {
+    PyErr_Format(PyExc_ValueError,
+                 "keys: variant %d (%s) sorts up to %llu keys (one block partitions the whole "
+                 "input); the keys have %zu (pick lsd_radix or cub)",
+                 c->variant->id, c->variant->name, (unsigned long long)GLC_SORT_QUICKSORT_CDP_MAX,
+                 n);
     return -1;
   }
   return 0;

@@ -78,6 +78,21 @@ static const gl_variant sort_variants[] = {
                 "quicksort_merge_pass)",
      .dtypes = SORT_DTYPES,
      .flags = GL_DETERMINISTIC},
+    {.id = GLC_SORT_QUICKSORT_CDP,
+     .name = "quicksort_cdp",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "S4's quicksort by dynamic parallelism on (key, index) records, which the index "
+                "makes stable: a one-block grid partitions its segment (ballots and a scan of "
+                "warp counts) around a ninther and launches a grid per side from the "
+                "device (CDP2, fire-and-forget); sides up to 2048 are sorted in shared memory, "
+                "and from depth 22 (or when a launch fails) a block sorts its segment alone. "
+                "16 B a key a level; one block partitions the whole input: up to 2^24 keys "
+                "(ValueError beyond).",
+     .seed = "S4 9 (cdp_simple_quicksort)",
+     /* the host launches the top segment; the device launches the same kernel for the rest */
+     .kernels = "quicksort_cdp_prepare quicksort_cdp_segment quicksort_cdp_gather",
+     .dtypes = SORT_DTYPES,
+     .flags = GL_DETERMINISTIC | GL_DEVICE_LAUNCHES},
     {.id = GLC_SORT_CUB,
      .name = "cub",
      .backend = GL_BACKEND_CUDA,

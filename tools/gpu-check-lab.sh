@@ -7,7 +7,7 @@
 #   build/ test/ lab/ main/   each a tools/gpu-check.sh run: logs/, results/, gpu_check.json
 #
 #   GPULAB_SANITIZE="concepts" GPULAB_PLANTS="a,b" GPULAB_BENCH="x y" tools/gpu-check-lab.sh
-#   GPULAB_LAB_LIMITS="build test lab main" seconds (default "120 330 330 140"; 0 leaves a part
+#   GPULAB_LAB_LIMITS="build test lab main" seconds (default "170 330 330 90"; 0 leaves a part
 #   out, e.g. "120 460 460 0" and then tools/gpu-check.sh main bench in a second call)
 #   GPULAB_LAB_STEPS="mutation sanitize": the lab part's steps in that order (default "sanitize
 #   mutation"), so that the plants come back even when the sanitizers run past the limit
@@ -16,9 +16,9 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
 WORK=$(mktemp -d)
 mkdir -p "$OUT"
-read -r build_s test_s lab_s main_s <<<"${GPULAB_LAB_LIMITS:-120 330 330 140}"
-# The suite as 4 processes at once (tools/gpu-check.sh): one process took past 380 s in wave 2.
-export GPULAB_TEST_SHARDS=${GPULAB_TEST_SHARDS:-4}
+read -r build_s test_s lab_s main_s <<<"${GPULAB_LAB_LIMITS:-170 330 330 90}"
+# The suite as 6 processes at once (tools/gpu-check.sh): 4 ran past 370 s at 8d76bdf (sort lab).
+export GPULAB_TEST_SHARDS=${GPULAB_TEST_SHARDS:-6}
 
 part() { # name, seconds, steps...: one tools/gpu-check.sh run in $WORK/name, stopped at seconds
   local name=$1 seconds=$2

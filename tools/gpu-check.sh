@@ -90,8 +90,13 @@ for step in $steps; do
     if [ "$shards" -le 1 ]; then
       run pytest python3 -m pytest -q -rs --durations=25 --deselect tests/core/test_fuzz.py::test_fuzz_full
     else
+      # Each shard's OpenMP threads a share of the cores: 4 shards of 16 spinning threads each
+      # made every openmp_radix test take 10-15 s (the H100 run of 8d76bdf).
+      omp=$(($(nproc) / shards))
+      [ "$omp" -ge 1 ] || omp=1
       for k in $(seq 0 $((shards - 1))); do
-        run "pytest-$k" env GPULAB_SHARD="$k/$shards" python3 -m pytest -q -rs --durations=25 \
+        run "pytest-$k" env GPULAB_SHARD="$k/$shards" OMP_NUM_THREADS="$omp" \
+          python3 -m pytest -q -rs --durations=25 \
           --deselect tests/core/test_fuzz.py::test_fuzz_full &
       done
       wait

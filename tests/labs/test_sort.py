@@ -328,3 +328,19 @@ def test_ladder_order_and_ids():
             (5, "quicksort"), (6, "quicksort_cdp"), (2, "cub"), (100, "qsort"),
             (101, "openmp_radix")]
     assert all("stable" in v.summary for v in gl.variants("sort"))
+
+
+def test_the_onesweep_phase_probe_still_fits_the_kernel():
+    """tools/probe/onesweep_phases.py instruments onesweep.cu at anchors in its text: each must
+    still be there once, or the probe exits naming the one that moved."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    probe_dir = os.path.join(root, "tools", "probe")
+    sys.path.insert(0, probe_dir)
+    try:
+        import onesweep_phases
+    finally:
+        sys.path.remove(probe_dir)
+    with open(os.path.join(root, "cuda", "sort", "onesweep.cu")) as f:
+        text = onesweep_phases.instrumented(f.read())
+    assert text.count("STAMP(") == 7  # the macro and the six phases' stamps
+    assert "onesweep_probe_report" in text

@@ -172,15 +172,10 @@ int bitonic(const glc_sort_call &call) {
     }
   }
   if (code) return code;
-  switch (call.value_bytes) {
-    case 0:
-      return gather<Key, unsigned, false, false>(call, i_pairs);
-    case 4:
-      return gather<Key, unsigned, true, false>(call, i_pairs);
-    default:
-      return call.argsort() ? gather<Key, unsigned long long, true, true>(call, i_pairs)
-                            : gather<Key, unsigned long long, true, false>(call, i_pairs);
-  }
+  return glc_dispatch_sort_values(call, [&](auto values) {
+    using V = decltype(values);
+    return gather<Key, typename V::Value, V::has_values, V::iota>(call, i_pairs);
+  });
 }
 
 }  // namespace

@@ -45,6 +45,29 @@ struct glc_sort_key {
   }
 };
 
+// What moves with the keys, as types: Value (4 or 8 bytes), whether there are values at all, and
+// Iota: argsort's values, the indices, which the first pass writes instead of reading.
+template <typename ValueType, bool HasValuesFlag, bool IotaFlag>
+struct glc_sort_values {
+  using Value = ValueType;
+  static constexpr bool has_values = HasValuesFlag, iota = IotaFlag;
+};
+
+// Calls body(glc_sort_values<...>{}) for the call's values: none, 4 bytes, argsort's indices, or
+// 8 bytes.
+template <typename Body>
+int glc_dispatch_sort_values(const glc_sort_call &call, Body &&body) {
+  switch (call.value_bytes) {
+    case 0:
+      return body(glc_sort_values<unsigned, false, false>{});
+    case 4:
+      return body(glc_sort_values<unsigned, true, false>{});
+    default:
+      return call.argsort() ? body(glc_sort_values<unsigned long long, true, true>{})
+                            : body(glc_sort_values<unsigned long long, true, false>{});
+  }
+}
+
 // Calls body(std::integral_constant<int, dtype>{}) for the five key dtypes; others are refused.
 template <typename Body>
 int glc_dispatch_sort_key(int dtype, const char *caller, Body &&body) {

@@ -271,9 +271,9 @@ int merge_sort(const glc_sort_call &call) {
 int glc_sort_merge_path(const glc_sort_call &call) {
   return glc_dispatch_sort_key(call.dtype, "glc_sort", [&](auto dtype) {
     constexpr int Dtype = decltype(dtype)::value;
-    if (call.value_bytes == 0) return merge_sort<Dtype, unsigned, false, false>(call);
-    if (call.value_bytes == 4) return merge_sort<Dtype, unsigned, true, false>(call);
-    return call.argsort() ? merge_sort<Dtype, unsigned long long, true, true>(call)
-                          : merge_sort<Dtype, unsigned long long, true, false>(call);
+    return glc_dispatch_sort_values(call, [&](auto values) {
+      using V = decltype(values);
+      return merge_sort<Dtype, typename V::Value, V::has_values, V::iota>(call);
+    });
   });
 }

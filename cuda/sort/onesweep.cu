@@ -361,15 +361,10 @@ int onesweep(const glc_sort_call &call) {
 
 template <int Dtype, typename Word>
 int onesweep_values(const glc_sort_call &call) {
-  switch (call.value_bytes) {
-    case 0:
-      return onesweep<Dtype, Word, unsigned, false, false>(call);
-    case 4:
-      return onesweep<Dtype, Word, unsigned, true, false>(call);
-    default:
-      return call.argsort() ? onesweep<Dtype, Word, unsigned long long, true, true>(call)
-                            : onesweep<Dtype, Word, unsigned long long, true, false>(call);
-  }
+  return glc_dispatch_sort_values(call, [&](auto values) {
+    using V = decltype(values);
+    return onesweep<Dtype, Word, typename V::Value, V::has_values, V::iota>(call);
+  });
 }
 
 }  // namespace

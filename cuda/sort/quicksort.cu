@@ -537,15 +537,10 @@ int quicksort(const glc_sort_call &call, int max_levels) {
 
 template <int Dtype>
 int quicksort_of(const glc_sort_call &call, int max_levels) {
-  switch (call.value_bytes) {
-    case 0:
-      return quicksort<Dtype, unsigned, false, false>(call, max_levels);
-    case 4:
-      return quicksort<Dtype, unsigned, true, false>(call, max_levels);
-    default:
-      return call.argsort() ? quicksort<Dtype, unsigned long long, true, true>(call, max_levels)
-                            : quicksort<Dtype, unsigned long long, true, false>(call, max_levels);
-  }
+  return glc_dispatch_sort_values(call, [&](auto values) {
+    using V = decltype(values);
+    return quicksort<Dtype, typename V::Value, V::has_values, V::iota>(call, max_levels);
+  });
 }
 
 // With a level limit of its own: the emulation (tools/emulate/sort.py) lowers it to reach the

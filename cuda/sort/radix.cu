@@ -216,15 +216,10 @@ int glc_sort_lsd_radix(const glc_sort_call &call, int bits) {
     constexpr int Dtype = decltype(dtype)::value;
     auto with_bits = [&](auto width) {
       constexpr int Bits = decltype(width)::value;
-      switch (call.value_bytes) {
-        case 0:
-          return lsd_radix<Dtype, Bits, unsigned, false, false>(call);
-        case 4:
-          return lsd_radix<Dtype, Bits, unsigned, true, false>(call);
-        default:
-          return call.argsort() ? lsd_radix<Dtype, Bits, unsigned long long, true, true>(call)
-                                : lsd_radix<Dtype, Bits, unsigned long long, true, false>(call);
-      }
+      return glc_dispatch_sort_values(call, [&](auto values) {
+        using V = decltype(values);
+        return lsd_radix<Dtype, Bits, typename V::Value, V::has_values, V::iota>(call);
+      });
     };
     return bits == 4 ? with_bits(std::integral_constant<int, 4>{})
                      : with_bits(std::integral_constant<int, 8>{});

@@ -19,6 +19,7 @@
 #include "cuda/core/launch.cuh"
 #include "cuda/core/resources.cuh"
 #include "families.cuh"
+#include "passes.cuh"
 
 namespace {
 
@@ -317,15 +318,10 @@ int onesweep(const glc_sort_call &call) {
   cudaStream_t s = call.stream;
   const size_t n = call.n;
   const onesweep_scratch<Key, Word> layout{glc_blocks_to_cover(n, onesweep_tile<Key>)};
-  GlcDeviceBuffer scratch, key_spare, key_result, value_spare;
+  GlcDeviceBuffer scratch;
+  glc_sort_passes<Key, Value, HasValues> buffers;
   int code = scratch.allocate(layout.bytes(), s);
-  GLC_TRY(code, key_spare.allocate(n * sizeof(Key), s));
-  Key *keys_out = static_cast<Key *>(call.keys_out);
-  if (keys_out == nullptr) {  // argsort: the keys are sorted all the same, into a buffer of ours
-    GLC_TRY(code, key_result.allocate(n * sizeof(Key), s));
-    keys_out = key_result.as<Key>();
-  }
-  if (HasValues) GLC_TRY(code, value_spare.allocate(n * sizeof(Value), s));
+  GLC_TRY(code, buffers.allocate(call));
   GLC_TRY(code, GLC_CUDA(cudaMemsetAsync, scratch.ptr, 0, layout.bytes(), s));
   if (code) return code;
   char *base = static_cast<char *>(scratch.ptr);
@@ -342,10 +338,8 @@ int onesweep(const glc_sort_call &call) {
           glc_launch(onesweep_offsets, "onesweep_offsets", passes, onesweep_block, s, counts));
   const Value *value_from = static_cast<const Value *>(call.values);
   for (int pass = 0; pass < passes && !code; ++pass) {
-    // Passes alternate between the spare buffers and the outputs, ending on the outputs.
-    const bool to_output = (passes - 1 - pass) % 2 == 0;
-    Key *key_to = to_output ? keys_out : key_spare.as<Key>();
-    Value *value_to = to_output ? static_cast<Value *>(call.values_out) : value_spare.as<Value>();
+    Key *key_to = buffers.keys_to(pass, passes);
+    Value *value_to = buffers.values_to(pass, passes);
     GLC_TRY(code,
             glc_launch(pass == 0 ? onesweep_pass<Dtype, Word, Value, HasValues, Iota>
                                  : onesweep_pass<Dtype, Word, Value, HasValues, false>,

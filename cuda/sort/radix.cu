@@ -15,6 +15,7 @@
 #include "cuda/core/launch.cuh"
 #include "cuda/core/resources.cuh"
 #include "families.cuh"
+#include "passes.cuh"
 
 namespace {
 
@@ -175,25 +176,18 @@ int lsd_radix(const glc_sort_call &call) {
   size_t grid = 0, segment = 0;
   int code = radix_grid<scatter>(n, &grid, &segment);
   if (code) return code;
-  GlcDeviceBuffer counts, key_spare, key_result, value_spare;
+  GlcDeviceBuffer counts;
+  glc_sort_passes<Key, Value, HasValues> buffers;
   GLC_TRY(code, counts.allocate(radix_size<Bits> * grid * sizeof(unsigned long long), s));
-  GLC_TRY(code, key_spare.allocate(n * sizeof(Key), s));
-  Key *keys_out = static_cast<Key *>(call.keys_out);
-  if (keys_out == nullptr) {  // argsort: the keys are sorted all the same, into a buffer of ours
-    GLC_TRY(code, key_result.allocate(n * sizeof(Key), s));
-    keys_out = key_result.as<Key>();
-  }
-  if (HasValues) GLC_TRY(code, value_spare.allocate(n * sizeof(Value), s));
+  GLC_TRY(code, buffers.allocate(call));
   if (code) return code;
   const Key *key_from = static_cast<const Key *>(call.keys);
   const Value *value_from = static_cast<const Value *>(call.values);
   unsigned long long *counters = counts.as<unsigned long long>();
   const size_t m = radix_size<Bits> * grid;
   for (int pass = 0; pass < passes && !code; ++pass) {
-    // Passes alternate between the spare buffer and the output, ending on the output.
-    const bool to_output = (passes - 1 - pass) % 2 == 0;
-    Key *key_to = to_output ? keys_out : key_spare.as<Key>();
-    Value *value_to = to_output ? static_cast<Value *>(call.values_out) : value_spare.as<Value>();
+    Key *key_to = buffers.keys_to(pass, passes);
+    Value *value_to = buffers.values_to(pass, passes);
     const int shift = pass * Bits;
     GLC_TRY(code, glc_launch(radix_histogram<Dtype, Bits>, "radix_histogram", grid, radix_block, s,
                              key_from, n, segment, shift, call.descending, counters));

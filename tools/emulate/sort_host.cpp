@@ -226,6 +226,8 @@ struct GlcDeviceBuffer {
   }
 };
 
+#include "cuda/sort/passes.cuh"  // after the emulated GlcDeviceBuffer, which it uses
+
 void emu_fiber_entry() {
   emu_fibers[emu_current].body();
   emu_fibers[emu_current].done = true;  // then back to the scheduler through uc_link

@@ -1,6 +1,6 @@
 // Variant 4: onesweep radix sort (Adinets & Merrill 2022), 8 bits a pass, lowest digit first,
-// stable. Two changes to lsd_radix (radix.cu) remove two of its three key reads and make its
-// writes coalesced:
+// stable. Two changes to lsd_radix (radix.cu) remove its per-pass histogram's read of the keys
+// and make its writes coalesced:
 //  onesweep_histogram  ONE read of the keys counts the digits of every pass at once;
 //  onesweep_offsets    each pass's counts scanned into where its digits start (one block a pass);
 //  onesweep_pass       a pass in one kernel: a block takes the next tile id, ranks its tile's keys
@@ -10,8 +10,8 @@
 //                      sorts the tile by digit in shared memory and writes it out: neighbouring
 //                      threads write neighbouring addresses of one digit's run.
 // A pass reads the keys once and writes them once: 8 B a 4-byte key, plus 8 B a pass for 4-byte
-// values; with the histogram's read, 4 + 4 x 8 = 36 B a key for int32 (benchmarks/NOTES.md,
-// "Sort lab: onesweep").
+// values; with the histogram's read, 4 + 4 x 8 = 36 B a key for int32 (benchmarks/NOTES.md, "The
+// sort lab on the H100 (issue 12)": its figures and profiles).
 #include <cuda/atomic>
 
 #include <algorithm>
@@ -32,13 +32,14 @@ constexpr int onesweep_warps = onesweep_block / 32;
 // Keys a thread ranks: a tile is onesweep_block x items keys (3840 for 4-byte keys, 2304 for
 // 8-byte ones), so that the tile's exchange fits 15 or 18 KiB of shared memory.
 template <typename Key>
-constexpr int onesweep_items = sizeof(Key) == 4 ? 15 : 9;
-template <typename Key>
-constexpr int onesweep_tile = onesweep_block *onesweep_items<Key>;
+struct onesweep_shape {
+  static constexpr int items = sizeof(Key) == 4 ? 15 : 9;
+  static constexpr int tile = items * onesweep_block;
+};
 
 constexpr int histogram_block = 512;
 // Predecessors a look-back step reads at once: 4 measured 7% faster than 1, 8 no faster (2^26
-// int32 keys, H100; benchmarks/NOTES.md, "Sort lab: onesweep").
+// int32 keys, H100; benchmarks/NOTES.md).
 constexpr int look_back_window = 4;
 // Blocks of onesweep_pass an SM holds. With __match_any_sync, 4 (64 registers a thread) measured
 // 8% faster than the 3 that 80 registers allow; with the ballots, 3 is 2% faster than 4, which
@@ -79,8 +80,8 @@ __device__ __forceinline__ unsigned digit_at(typename glc_sort_key<Dtype>::bits 
 
 // The valid lanes of the warp whose digit is d (for an invalid lane: the valid lanes whose
 // digit is d). One ballot a bit of the digit: __match_any_sync in its place held 58% of the
-// pass's stall samples on the H100 (its result waited for by every item's rank; NOTES, "Sort
-// lab: onesweep").
+// pass's stall samples on the H100 (its result waited for by every item's rank;
+// benchmarks/NOTES.md).
 __device__ __forceinline__ unsigned lanes_with_digit(unsigned d, bool valid) {
   unsigned lanes = __ballot_sync(0xffffffffu, valid);
 #pragma unroll
@@ -167,8 +168,8 @@ __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
                   const unsigned long long *digit_start, Word *status, unsigned *tile_counter) {
   using Key = typename glc_sort_key<Dtype>::bits;
   using Flags = digit_status<Word>;
-  constexpr int items = onesweep_items<Key>;
-  constexpr int tile = onesweep_tile<Key>;
+  constexpr int items = onesweep_shape<Key>::items;
+  constexpr int tile = onesweep_shape<Key>::tile;
   constexpr size_t exchange_bytes =
       tile * (sizeof(Key) > sizeof(Value) || !HasValues ? sizeof(Key) : sizeof(Value));
   // the tile sorted by digit: first its keys, then (after they are written) its values
@@ -317,7 +318,7 @@ int onesweep(const glc_sort_call &call) {
   constexpr int passes = passes_of<Key>;  // even: 4 or 8
   cudaStream_t s = call.stream;
   const size_t n = call.n;
-  const onesweep_scratch<Key, Word> layout{glc_blocks_to_cover(n, onesweep_tile<Key>)};
+  const onesweep_scratch<Key, Word> layout{glc_blocks_to_cover(n, onesweep_shape<Key>::tile)};
   GlcDeviceBuffer scratch;
   glc_sort_passes<Key, Value, HasValues> buffers;
   int code = scratch.allocate(layout.bytes(), s);

@@ -236,9 +236,18 @@ PLANTS: List[Plant] = [
     # results are never stored, so only memcheck can tell; it also shows that memcheck sees
     # cp.async's global reads).
     Plant("linalg-multistage-row-past-end", "linalg", "cp.async copy of the row past A's end",
-          "cuda/linalg/matmul_multistage.cu", after="auto load = [&](int s, unsigned tile) {",
+          "cuda/linalg/matmul_multistage.cu", after="auto load = [&](unsigned s, unsigned tile) {",
           find="const unsigned row = r < rows_in ? r : rows_in - 1;",
           replace="const unsigned row = r <= rows_in ? r : rows_in - 1;",
+          tool="memcheck", driver=("linalg.py", "--only", "matmul:12")),
+    # The multistage SGEMM's unguarded whole-slice loop running one slice too far: it copies the
+    # slice past the last whole one without guards, so at k % bk != 0 (the driver's 130 x 70 x
+    # 132) B's rows past k, past B's end; at k % bk == 0, a slice past both A and B.
+    Plant("linalg-multistage-whole-slice-past-k", "linalg",
+          "cp.async copy of a whole slice past k", "cuda/linalg/matmul_multistage.cu",
+          after="auto load = [&](unsigned s, unsigned tile) {",
+          find="for (; t + STAGES - 1 < k_whole; ++t",
+          replace="for (; t + STAGES - 1 <= k_whole; ++t",
           tool="memcheck", driver=("linalg.py", "--only", "matmul:12")),
     # S3's thread-per-row SpMV walking one nonzero too far: the last stored row reads indices and
     # data one past their end (other rows read their neighbour's first entry, in bounds).

@@ -40,12 +40,16 @@
 // Any m, n, k: past k, and past n in B, elements are copied as zeros (cp.async with a source
 // size of 0); A's rows past m are copied from row m - 1 (their results are never stored, and the
 // copy's only guard is then k's, one test a slice); stores are guarded, and blocks loop over row
-// tiles blockIdx.y, blockIdx.y + gridDim.y, ... (gridDim.y is capped at 65535). Registers and
-// predictions: cuda/linalg/SGEMM_RESOURCES.md.
+// tiles blockIdx.y, blockIdx.y + gridDim.y, ... (gridDim.y is capped at 65535). A whole tile
+// (BM rows, 128 columns, B 16-byte aligned with n % 4 == 0) copies its whole slices of k in a
+// loop of its own with none of those guards: 10% instructions besides the FFMAs there instead
+// of 18% (the SASS, not measured yet). Registers and predictions:
+// cuda/linalg/SGEMM_RESOURCES.md.
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/core/launch.cuh"
 #include "matmul_blocked.h"
@@ -70,7 +74,8 @@ struct multistage_shape {
   static constexpr int LDA = BM + 4;  // a transposed A row: 132 or 260 floats, 16-byte aligned,
                                       // and LDA % 32 == 4 spreads the copies of 8 k over the banks
   static constexpr int STAGE_FLOATS = BK * LDA + BK * BN;
-  static constexpr unsigned SHARED_BYTES = STAGES * STAGE_FLOATS * sizeof(float);
+  static constexpr unsigned STAGE_BYTES = STAGE_FLOATS * sizeof(float);
+  static constexpr unsigned SHARED_BYTES = STAGES * STAGE_BYTES;
   static_assert(BM == 128 || (BM == 256 && WARPS == 8), "128 x 128 tiles, or 256 x 128 at 8 warps");
   static_assert(WN == 64 && (WM == 32 || WM == 64), "warp tiles of 32 x 64 or 64 x 64");
   static_assert(SHARED_BYTES <= 227 * 1024, "an SM's shared memory, 227 KiB a block");
@@ -78,19 +83,29 @@ struct multistage_shape {
   static_assert(STAGES >= 2, "at least one slice in flight");
 };
 
+// p moved by `bytes`. Stage offsets are counted in bytes so that a shared address is a
+// thread's register plus the stage's offset (a uniform register) plus a constant, which LDS
+// and LDGSTS take as they are ([R4+UR5+0x210]); counted in floats, each address cost an IADD3
+// and a LEA a slice.
+template <typename T>
+__device__ __forceinline__ T *at(T *p, unsigned bytes) {
+  using byte = typename std::conditional<std::is_const<T>::value, const char, char>::type;
+  return reinterpret_cast<T *>(reinterpret_cast<byte *>(p) + bytes);
+}
+
 // A thread's operands for one step of k: TM A values and 8 B values at the warp layout's
-// offsets, from a slice's row kk (as_k: as[kk], bs_k: bs[kk]).
+// offsets, from a slice's row kk (a_k: &as[kk][wr + lr * 4], b_k: &bs[kk][wc + lc * 4]).
 template <int TM>
-__device__ __forceinline__ void load_fragments(const float *as_k, const float *bs_k, int wr, int wc,
-                                               int lr, int lc, float (&fa)[TM], float (&fb)[8]) {
+__device__ __forceinline__ void load_fragments(const float *a_k, const float *b_k, float (&fa)[TM],
+                                               float (&fb)[8]) {
 #pragma unroll
   for (int h = 0; h < TM / 4; ++h) {
-    const float4 v = *reinterpret_cast<const float4 *>(as_k + wr + h * 16 + lr * 4);
+    const float4 v = *reinterpret_cast<const float4 *>(a_k + h * 16);
     fa[h * 4 + 0] = v.x, fa[h * 4 + 1] = v.y, fa[h * 4 + 2] = v.z, fa[h * 4 + 3] = v.w;
   }
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const float4 v = *reinterpret_cast<const float4 *>(bs_k + wc + h * 32 + lc * 4);
+    const float4 v = *reinterpret_cast<const float4 *>(b_k + h * 32);
     fb[h * 4 + 0] = v.x, fb[h * 4 + 1] = v.y, fb[h * 4 + 2] = v.z, fb[h * 4 + 3] = v.w;
   }
 }
@@ -124,6 +139,12 @@ __global__ void __launch_bounds__(WARPS * 32, multistage_blocks_per_sm<BM_>)
   const int cols_in = extent(n32 - col0, BN);
   const unsigned k_tiles = k32 / BK + (k32 % BK != 0);
   const unsigned b4_offset = b4_row * n32 + col0 + b4_col;
+  // A thread's places in stage 0 (a stage's are these moved by its offset, a multiple of
+  // STAGE_BYTES): the destinations of its first copies of A and B, and its operands.
+  float *const a_dst = stages + a_col * LDA + a_row;
+  float *const b_dst = stages + BK * LDA + b4_row * BN + b4_col;
+  const float *const a_frag = stages + wr + lr * 4;
+  const float *const b_frag = stages + BK * LDA + wc + lc * 4;
   for (unsigned row0 = blockIdx.y * static_cast<unsigned>(BM); row0 < m32;
        row0 += gridDim.y * static_cast<unsigned>(BM)) {
     const int rows_in = extent(m32 - row0, BM);
@@ -131,10 +152,9 @@ __global__ void __launch_bounds__(WARPS * 32, multistage_blocks_per_sm<BM_>)
     // Issues the copies of slice `tile` into stage s (nothing past the last slice) and commits
     // them as one group, an empty one past the end: every step commits one group, so "slice t
     // has landed" is always "at most STAGES - 2 groups pending".
-    auto load = [&](int s, unsigned tile) {
+    auto load = [&](unsigned s, unsigned tile) {
       if (tile < k_tiles) {
-        float *as = stages + s * S::STAGE_FLOATS;
-        float *bs = as + BK * LDA;
+        float *as = at(stages, s), *bs = as + BK * LDA;
         const unsigned k0 = tile * BK;
         const int k_in = extent(k32 - k0, BK);
         // At most 4 copies' addresses stay live: more would cost registers that the 8-warp,
@@ -183,28 +203,50 @@ __global__ void __launch_bounds__(WARPS * 32, multistage_blocks_per_sm<BM_>)
       }
       cp_async_commit();
     };
-    auto fragments = [&](int s, int kk, float(&fa)[TM], float(&fb)[8]) {
-      const float *as = stages + s * S::STAGE_FLOATS;
-      load_fragments<TM>(as + kk * LDA, as + BK * LDA + kk * BN, wr, wc, lr, lc, fa, fb);
+    // The copies of a whole slice of a whole tile (all BM rows, BK columns of k, 128 columns of
+    // B, B on the 16-byte grain): no guards, no selects, and two 32-bit offsets stepped once a
+    // slice (oa for A, ob for B). A's copy l is one IMAD.WIDE from copy l - 1 (a_step, A_STEP
+    // rows, stays in a register); B's are one each. In the SASS of <128, 8, 16, 2> this and the
+    // stage offsets in bytes took the main loop from 189 instructions besides its 1024 FFMAs a
+    // slice to 103 (benchmarks/NOTES.md, "the main loop's SASS").
+    const unsigned a_step = A_STEP * k32;
+    auto load_whole = [&](unsigned s, unsigned oa, unsigned ob) {
+      const float *pa = a + oa;
+#pragma unroll
+      for (int l = 0; l < BM / A_STEP; ++l)
+        cp_async4(at(a_dst, s) + l * A_STEP, pa + static_cast<size_t>(a_step) * l, true);
+#pragma unroll
+      for (int l = 0; l < BK / B4_STEP; ++l)
+        cp_async16(at(b_dst, s) + l * B4_STEP * BN, b + (ob + l * B4_STEP * n32), true);
+      cp_async_commit();
     };
+    auto fragments = [&](unsigned s, int kk, float(&fa)[TM], float(&fb)[8]) {
+      load_fragments<TM>(at(a_frag, s) + kk * LDA, at(b_frag, s) + kk * BN, fa, fb);
+    };
+    constexpr unsigned LAST_STAGE = (STAGES - 1) * S::STAGE_BYTES;
     float acc[TM][8] = {};
     float fa[2][TM], fb[2][8];
 #pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) load(s, s);
+    for (int s = 0; s < STAGES - 1; ++s) load(s * S::STAGE_BYTES, s);
     cp_async_wait<STAGES - 2>();  // slice 0 has landed
     __syncthreads();
     fragments(0, 0, fa[0], fb[0]);
-    int read = 0;  // the stage of slice t; slice t + STAGES - 1 goes to the one before it
-    for (unsigned t = 0; t < k_tiles; ++t) {
+    unsigned read = 0;  // the stage of slice t (its offset in bytes); slice t + STAGES - 1 goes
+                        // to the one before it
+    // Step t: the copies of slice t + STAGES - 1 (copy(stage)), then slice t's FMAs; last: t
+    // is the last slice.
+    auto slice = [&](auto copy, bool last) {
       // That stage was last read in step t - 1, whose reads all came before the barrier at
       // its end (or, for t == 0, it is the one stage the prologue left empty).
-      load(read == 0 ? STAGES - 1 : read - 1, t + STAGES - 1);
-      const int next = read == STAGES - 1 ? 0 : read + 1;
+      const unsigned next = STAGES == 2          ? read ^ S::STAGE_BYTES
+                            : read == LAST_STAGE ? 0
+                                                 : read + S::STAGE_BYTES;
+      copy(STAGES == 2 ? next : read == 0 ? LAST_STAGE : read - S::STAGE_BYTES);
 #pragma unroll
       for (int kk = 0; kk < BK; ++kk) {
         if (kk + 1 < BK) {
           fragments(read, kk + 1, fa[(kk + 1) % 2], fb[(kk + 1) % 2]);
-        } else if (t + 1 < k_tiles) {
+        } else if (!last) {
           // Groups committed: STAGES - 1 + t + 1; slice t + 1 is the (t + 2)-th.
           cp_async_wait<STAGES - 2>();
           __syncthreads();  // slice t + 1 is visible; every read of stage `read - 1` is done
@@ -213,7 +255,21 @@ __global__ void __launch_bounds__(WARPS * 32, multistage_blocks_per_sm<BM_>)
         outer_product(fa[kk % 2], fb[kk % 2], acc);
       }
       read = next;
+    };
+    unsigned t = 0;
+    // A whole tile runs step t here while the slice it copies, t + STAGES - 1, is whole: at
+    // 4096^3 every step but the last STAGES - 1 (which copy nothing). No step here computes the
+    // last slice, so there is no test of `last` either: one branch a slice. The general loop
+    // finishes every tile. The offsets are in range whenever a copy uses them (ob reaches at
+    // most k * n < 2^31; where no whole slice is copied, its start may wrap, unused).
+    if (rows_in == BM && cols_in == BN && b_vector) {
+      const unsigned k_whole = k32 / BK;
+      unsigned oa = a_offset + a_row * k32 + (STAGES - 1) * BK;
+      unsigned ob = b4_offset + (STAGES - 1) * BK * n32;
+      for (; t + STAGES - 1 < k_whole; ++t, oa += BK, ob += BK * n32)
+        slice([&](unsigned s) { load_whole(s, oa, ob); }, false);
     }
+    for (; t < k_tiles; ++t) slice([&](unsigned s) { load(s, t + STAGES - 1); }, t + 1 == k_tiles);
     store_warp_tile<TM>(c, n, row0, col0, rows_in, cols_in, wr, wc, lr, lc,
                         vector & multistage_vector_c, acc);
     // The next row tile's prologue refills stages this one read; only empty groups are pending.

@@ -178,7 +178,15 @@ bool suite() {
                           {257, 24, 130, 1, 65535, true},
                           {512, 16, 256, 0, 65535, false},
                           {384, 8, 132, 0, 65535, true},
-                          {513, 40, 129, 0, 1, true}};
+                          {513, 40, 129, 0, 1, true},
+                          // the whole-slice loop (whole row and column tiles, B on the 16-byte
+                          // grain): two 128-row tiles in one block's loop (gy 1) with a ragged
+                          // last slice of k; whole slices to the end of k over three 128-row
+                          // tiles (of two 256-row tiles the second is half full: the general
+                          // loop alone); a ragged third column tile beside two whole ones
+                          {256, 101, 256, 0, 1, true},
+                          {384, 96, 384, 0, 65535, false},
+                          {131, 64, 260, 0, 1, true}};
   for (auto s : shapes) ok &= run<BM, W, BK, ST>(s.m, s.n, s.k, s.off, s.gy, s.late);
   return ok;
 }

@@ -230,6 +230,20 @@ __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
   publish(mine, (tile_id == 0 ? Flags::inclusive : Flags::aggregate) | static_cast<Word>(count));
   const unsigned start_in_tile = static_cast<unsigned>(digits_exclusive_scan(count, warp_totals));
   tile_digit_start[d] = start_in_tile;
+  __syncthreads();
+
+  // The tile sorted by digit in shared memory (written out in that order after the look-back:
+  // a digit's keys are neighbours there and at their destination). Before the look-back, as
+  // CUB's onesweep does it: the earlier tiles have that much longer to publish their counts.
+  unsigned place[items];
+#pragma unroll
+  for (int j = 0; j < items; ++j) {
+    const bool valid = warp_begin + 32 * j + lane < n;
+    const unsigned dj = digit_at<Dtype>(key[j], shift, descending);
+    place[j] = valid ? tile_digit_start[dj] + warp_digits[warp][dj] + rank[j] : 0;
+    if (valid) tile_keys[place[j]] = key[j];
+  }
+
   unsigned long long earlier = 0;  // keys of digit d in the earlier tiles
   if (tile_id > 0) {
     // The walk back reads look_back_window predecessors at once (their loads overlap): a walk
@@ -258,19 +272,7 @@ __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
     publish(mine, Flags::inclusive | static_cast<Word>(earlier + count));
   }
   digit_shift[d] = digit_start[d] + earlier - start_in_tile;
-  __syncthreads();
-
-  // The tile sorted by digit in shared memory, then written out in its order: a digit's keys
-  // are neighbours there and at their destination.
-  unsigned place[items];
-#pragma unroll
-  for (int j = 0; j < items; ++j) {
-    const bool valid = warp_begin + 32 * j + lane < n;
-    const unsigned dj = digit_at<Dtype>(key[j], shift, descending);
-    place[j] = valid ? tile_digit_start[dj] + warp_digits[warp][dj] + rank[j] : 0;
-    if (valid) tile_keys[place[j]] = key[j];
-  }
-  __syncthreads();
+  __syncthreads();  // the sorted tile and every digit's shift are in place
   unsigned out_digit[items];
 #pragma unroll
   for (int j = 0; j < items; ++j) {

@@ -6,9 +6,9 @@
 //    is fixed at 8 x 8);
 //  10 tf32_wmma: none (a 128 x 128 x 16 block tile);
 //  12 multistage: warps in {4, 8}, bk in {8, 16}, stages in {2, 3, 4}, bm in {128, 256},
-//    defaults 8, 16, 2, 128 (the block tile is bm x 128; the defaults are the fastest
-//    configuration of the 128-row grid at both 4096^3 and 8192^3 on the H100 at e8a7067,
-//    benchmarks/results/linalg_sgemm_grid.json; bm = 256, cuBLAS's shape, is not measured yet).
+//    defaults 4, 8, 2, 128 (the block tile is bm x 128; the defaults are the fastest of the 18
+//    configurations at both 4096^3 and 8192^3 on the H100 at 5e0ccc8, after the whole-slice
+//    copies: benchmarks/results/linalg_sgemm_grid.json; bm = 256 was slower everywhere).
 //    bm = 256 takes warps = 8 only: 4 warps would hold 32 x 8 results a thread, past 255
 //    registers.
 // A tunable a variant does not have must be 0; variants 2-3's `tile` is not resolved here.
@@ -47,8 +47,8 @@ int glc_matmul_blocked_resolve(int variant, glc_matmul_tunables *t) {
       break;
     }
     case GLC_MATMUL_MULTISTAGE: {
-      const bool warps = resolve_one(&t->warps, 8, 4, 8);
-      const bool bk = resolve_one(&t->bk, 16, 8, 16);
+      const bool warps = resolve_one(&t->warps, 4, 4, 8);
+      const bool bk = resolve_one(&t->bk, 8, 8, 16);
       const bool stages = resolve_one(&t->stages, 2, 2, 3, 4);
       const bool bm = resolve_one(&t->bm, 128, 128, 256) && (t->bm == 128 || t->warps == 8);
       ok = warps && bk && stages && bm && t->bn == 0 && t->tm == 0 && t->tn == 0;

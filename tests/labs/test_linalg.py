@@ -174,7 +174,7 @@ def test_multistage_configurations_are_the_compiled_ones():
     assert len(configs) == 2 * 2 * 3 + 2 * 3
     assert {(kw["bm"], kw["warps"]) for kw in configs} == {(128, 4), (128, 8), (256, 8)}
     assert all(v.tunables[name]["default"] == x for name, x in
-               {"warps": 8, "bk": 16, "stages": 2, "bm": 128}.items())
+               {"warps": 4, "bk": 8, "stages": 2, "bm": 128}.items())
     A = np.ones((4, 3), np.float32)
     with pytest.raises(ValueError, match="bm=256 with warps=8 only, not warps=4"):
         gl.matmul(A, A.T.copy(), variant="multistage", bm=256, warps=4)

@@ -43,7 +43,8 @@
 // tiles blockIdx.y, blockIdx.y + gridDim.y, ... (gridDim.y is capped at 65535). A whole tile
 // (BM rows, 128 columns, B 16-byte aligned with n % 4 == 0) copies its whole slices of k in a
 // loop of its own with none of those guards: 10% instructions besides the FFMAs there instead
-// of 18% (the SASS, not measured yet). Registers and predictions:
+// of 18% (the SASS; measured +4-7%, and the 4-warp tiles most, benchmarks/NOTES.md "SGEMM whole
+// slices on the H100"). Registers and predictions:
 // cuda/linalg/SGEMM_RESOURCES.md.
 #include <cuda_runtime.h>
 

@@ -344,3 +344,18 @@ def test_the_onesweep_phase_probe_still_fits_the_kernel():
         text = onesweep_phases.instrumented(f.read())
     assert text.count("STAMP(") == 7  # the macro and the six phases' stamps
     assert "onesweep_probe_report" in text
+
+
+def test_the_onesweep_side_by_side_probe_refuses_what_it_cannot_build(capsys):
+    """tools/probe/onesweep_ab.py names a source that is not a file before building anything."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    probe_dir = os.path.join(root, "tools", "probe")
+    sys.path.insert(0, probe_dir)
+    try:
+        import onesweep_ab
+    finally:
+        sys.path.remove(probe_dir)
+    with pytest.raises(SystemExit) as stop:
+        onesweep_ab.main(["--log2n", "10", "candidate=/no/such/onesweep.cu"])
+    assert stop.value.code == 2
+    assert "candidate=/no/such/onesweep.cu: not a name and a file" in capsys.readouterr().err

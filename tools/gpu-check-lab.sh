@@ -11,6 +11,10 @@
 #   out, e.g. "120 460 460 0" and then tools/gpu-check.sh main bench in a second call)
 #   GPULAB_LAB_STEPS="mutation sanitize": the lab part's steps in that order (default "sanitize
 #   mutation"), so that the plants come back even when the sanitizers run past the limit
+# With the extension built here for the device (tools/device_build.sh, carried), leave the build
+# out and give the suite the time: PYTHONPATH=$PWD GPULAB_LAB_LIMITS="0 480 480 100"
+# (6 shards took up to 360 s and more beside the sanitizers on 2026-11-27, held up by the CPU
+# emulation tests).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}

@@ -5,10 +5,10 @@
 //  onesweep_offsets    each pass's counts scanned into where its digits start (one block a pass);
 //  onesweep_pass       a pass in one kernel: a block takes the next tile id, ranks its tile's keys
 //                      (per-warp digit counters, a ballot a digit bit for the warp's peers),
-//                      publishes the tile's digit counts and finds, per digit, how many keys of the
-//                      earlier tiles precede it by a decoupled look-back (one thread a digit),
-//                      sorts the tile by digit in shared memory and writes it out: neighbouring
-//                      threads write neighbouring addresses of one digit's run.
+//                      publishes the tile's digit counts, sorts the tile by digit in shared
+//                      memory, finds per digit how many keys of the earlier tiles precede it by a
+//                      decoupled look-back (one thread a digit) and writes the tile out:
+//                      neighbouring threads write neighbouring addresses of one digit's run.
 // A pass reads the keys once and writes them once: 8 B a 4-byte key, plus 8 B a pass for 4-byte
 // values; with the histogram's read, 4 + 4 x 8 = 36 B a key for int32 (benchmarks/NOTES.md, "The
 // sort lab on the H100 (issue 12)": its figures and profiles).

@@ -5,6 +5,7 @@ all-equal and few-distinct keys, and on floats full of NaN (both signs), +-0.0 a
 results must equal np.sort / np.argsort(kind="stable") bit for bit (every variant is stable).
 Then each radix digit width, the refusals, and sorts over 2^31 keys."""
 
+import importlib
 import os
 import subprocess
 import sys
@@ -15,6 +16,8 @@ import pytest
 import gpulab as gl
 from conftest import emulator, rng_for, variant_params, variant_where_params
 from references import sort as ref
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # 0, 1, 2, odd, a warp +-1, the radix scatter's round of 256 +-1, a bitonic chunk of 2048 +-1
 # (the first size with a global step), several chunks +-1, many radix blocks, odd
@@ -330,32 +333,28 @@ def test_ladder_order_and_ids():
     assert all("stable" in v.summary for v in gl.variants("sort"))
 
 
+def probe_module(name):
+    """A module of tools/probe/, imported by name."""
+    probe_dir = os.path.join(ROOT, "tools", "probe")
+    sys.path.insert(0, probe_dir)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(probe_dir)
+
+
 def test_the_onesweep_phase_probe_still_fits_the_kernel():
     """tools/probe/onesweep_phases.py instruments onesweep.cu at anchors in its text: each must
     still be there once, or the probe exits naming the one that moved."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    probe_dir = os.path.join(root, "tools", "probe")
-    sys.path.insert(0, probe_dir)
-    try:
-        import onesweep_phases
-    finally:
-        sys.path.remove(probe_dir)
-    with open(os.path.join(root, "cuda", "sort", "onesweep.cu")) as f:
-        text = onesweep_phases.instrumented(f.read())
+    with open(os.path.join(ROOT, "cuda", "sort", "onesweep.cu")) as f:
+        text = probe_module("onesweep_phases").instrumented(f.read())
     assert text.count("STAMP(") == 7  # the macro and the six phases' stamps
     assert "onesweep_probe_report" in text
 
 
 def test_the_onesweep_side_by_side_probe_refuses_what_it_cannot_build(capsys):
     """tools/probe/onesweep_ab.py names a source that is not a file before building anything."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    probe_dir = os.path.join(root, "tools", "probe")
-    sys.path.insert(0, probe_dir)
-    try:
-        import onesweep_ab
-    finally:
-        sys.path.remove(probe_dir)
     with pytest.raises(SystemExit) as stop:
-        onesweep_ab.main(["--log2n", "10", "candidate=/no/such/onesweep.cu"])
+        probe_module("onesweep_ab").main(["--log2n", "10", "candidate=/no/such/onesweep.cu"])
     assert stop.value.code == 2
     assert "candidate=/no/such/onesweep.cu: not a name and a file" in capsys.readouterr().err

@@ -3,12 +3,12 @@
 // and make its writes coalesced:
 //  onesweep_histogram  ONE read of the keys counts the digits of every pass at once;
 //  onesweep_offsets    each pass's counts scanned into where its digits start (one block a pass);
-//  onesweep_pass       a pass in one kernel: a block takes the next tile id, ranks its tile's keys
-//                      (per-warp digit counters, a ballot a digit bit for the warp's peers),
-//                      publishes the tile's digit counts, sorts the tile by digit in shared
-//                      memory, finds per digit how many keys of the earlier tiles precede it by a
-//                      decoupled look-back (one thread a digit) and writes the tile out:
-//                      neighbouring threads write neighbouring addresses of one digit's run.
+//  onesweep_pass       a pass in one kernel: a block takes the next tile id, counts its tile's
+//                      digits (per-warp counters) and publishes the counts, sorts the tile by
+//                      digit in shared memory (a ballot a digit bit for the warp's peers), finds
+//                      per digit how many keys of the earlier tiles precede it by a decoupled
+//                      look-back (one thread a digit) and writes the tile out: neighbouring
+//                      threads write neighbouring addresses of one digit's run.
 // A pass reads the keys once and writes them once: 8 B a 4-byte key, plus 8 B a pass for 4-byte
 // values; with the histogram's read, 4 + 4 x 8 = 36 B a key for int32 (benchmarks/NOTES.md, "The
 // sort lab on the H100 (issue 12)": its figures and profiles).
@@ -174,11 +174,10 @@ __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
       tile * (sizeof(Key) > sizeof(Value) || !HasValues ? sizeof(Key) : sizeof(Value));
   // the tile sorted by digit: first its keys, then (after they are written) its values
   __shared__ __align__(16) unsigned char exchange[exchange_bytes];
-  // per warp and digit: the warp's count while ranking, then the earlier warps' count
+  // per warp and digit: the warp's count, then where its keys of the digit go in the tile
   __shared__ unsigned warp_digits[onesweep_warps][onesweep_radix];
   // per digit: its destination minus its position in the sorted tile
   __shared__ unsigned long long digit_shift[onesweep_radix];
-  __shared__ unsigned tile_digit_start[onesweep_radix];
   __shared__ unsigned long long warp_totals[onesweep_warps];
   __shared__ unsigned tile_id_of_block;
   Key *tile_keys = reinterpret_cast<Key *>(exchange);
@@ -197,28 +196,22 @@ __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
   // key warp_begin + 32 j + l, so ranking item by item, lane by lane, follows the input order.
   const size_t warp_begin = tile_begin + static_cast<size_t>(warp) * 32 * items;
   Key key[items];
-  unsigned rank[items];
 #pragma unroll
   for (int j = 0; j < items; ++j) {
     const size_t i = warp_begin + 32 * j + lane;
     key[j] = i < n ? keys[i] : 0;
   }
+  // The warp's digit counts before its ranks (CUB's early counts): atomics whose results nobody
+  // waits for, so the tile's counts are published before the ranking's serial chain, and the
+  // ranking then claims places in the sorted tile directly.
 #pragma unroll
-  for (int j = 0; j < items; ++j) {
-    const bool valid = warp_begin + 32 * j + lane < n;
-    const unsigned d = digit_at<Dtype>(key[j], shift, descending);
-    const unsigned peers = lanes_with_digit(d, valid);
-    const int leader = 31 - __clz(peers);  // the last of them (any lane, when peers is empty)
-    unsigned before = 0;
-    // one shared-memory operation on the warp's serial path instead of a load and a store
-    if (valid && static_cast<int>(lane) == leader)
-      before = atomicAdd(&warp_digits[warp][d], __popc(peers));
-    rank[j] = __shfl_sync(0xffffffffu, before, leader) + __popc(peers & lanes_before);
-    __syncwarp();  // the next item's leader reads this item's counts
-  }
+  for (int j = 0; j < items; ++j)
+    if (warp_begin + 32 * j + lane < n)
+      atomicAdd(&warp_digits[warp][digit_at<Dtype>(key[j], shift, descending)], 1u);
   __syncthreads();
 
-  // Thread d: digit d's count in the tile, the earlier warps' counts, the look-back.
+  // Thread d: digit d's count in the tile, published; then where each warp's keys of digit d
+  // start in the sorted tile.
   const unsigned d = threadIdx.x;
   unsigned count = 0;
   for (int w = 0; w < onesweep_warps; ++w) {
@@ -229,19 +222,27 @@ __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
   Word *mine = status + tile_id * onesweep_radix + d;
   publish(mine, (tile_id == 0 ? Flags::inclusive : Flags::aggregate) | static_cast<Word>(count));
   const unsigned start_in_tile = static_cast<unsigned>(digits_exclusive_scan(count, warp_totals));
-  tile_digit_start[d] = start_in_tile;
+  for (int w = 0; w < onesweep_warps; ++w) warp_digits[w][d] += start_in_tile;
   __syncthreads();
 
   // The tile sorted by digit in shared memory (written out in that order after the look-back:
-  // a digit's keys are neighbours there and at their destination). Before the look-back, as
+  // a digit's keys are neighbours there and at their destination), before the look-back as
   // CUB's onesweep does it: the earlier tiles have that much longer to publish their counts.
+  // Item by item, lane by lane, in the input order: the leader of an item's lanes of one digit
+  // claims their places, the next ones of its warp's run of that digit.
   unsigned place[items];
 #pragma unroll
   for (int j = 0; j < items; ++j) {
     const bool valid = warp_begin + 32 * j + lane < n;
     const unsigned dj = digit_at<Dtype>(key[j], shift, descending);
-    place[j] = valid ? tile_digit_start[dj] + warp_digits[warp][dj] + rank[j] : 0;
+    const unsigned peers = lanes_with_digit(dj, valid);
+    const int leader = 31 - __clz(peers);  // the last of them (any lane, when peers is empty)
+    unsigned first = 0;
+    if (valid && static_cast<int>(lane) == leader)
+      first = atomicAdd(&warp_digits[warp][dj], __popc(peers));
+    place[j] = __shfl_sync(0xffffffffu, first, leader) + __popc(peers & lanes_before);
     if (valid) tile_keys[place[j]] = key[j];
+    __syncwarp();  // the next item's leader claims after this item's
   }
 
   unsigned long long earlier = 0;  // keys of digit d in the earlier tiles

@@ -1,8 +1,8 @@
 """Where onesweep's time goes, on the GPU: an instrumented copy of cuda/sort/onesweep.cu in which
-thread 0 of each onesweep_pass block stamps clock64() after each phase (tile id, load and rank,
-counts and block scan, scatter to shared memory, look-back, write-out; all but the scatter end at
-a barrier, so they are the block's time, the scatter thread 0's) and every thread counts its
-look-back windows and waits; built with nvcc beside a small driver (onesweep_phases_main.cu)
+thread 0 of each onesweep_pass block stamps clock64() after each phase (tile id, load and
+count, publication and block scan, rank and scatter to shared memory, look-back, write-out; all
+but the rank end at a barrier, so they are the block's time, the rank thread 0's) and every
+thread counts its look-back windows and waits; built with nvcc beside a small driver (onesweep_phases_main.cu)
 that sorts 2^k random int32 keys and prints each phase's share and the instrumented sort's time,
 to hold against the uninstrumented one (benchmarks/sort_lab.py): a probe for the tuning of
 variant 4 (benchmarks/NOTES.md, "The sort lab on the H100"), not a benchmark.
@@ -40,8 +40,9 @@ def instrumented(text):
         "  long long probe_t = clock64();\n  unsigned lb_windows = 0, lb_waits = 0;\n")
     put("  __syncthreads();\n  const size_t tile_id = tile_id_of_block;\n", "  STAMP(0)\n")
     put("\n  // Thread d: digit d's count", "  STAMP(1)\n", after=False)
-    put("  tile_digit_start[d] = start_in_tile;\n  __syncthreads();\n", "  STAMP(2)\n")
-    put("    if (valid) tile_keys[place[j]] = key[j];\n  }\n", "  STAMP(3)\n")
+    put("warp_digits[w][d] += start_in_tile;\n  __syncthreads();\n", "  STAMP(2)\n")
+    put("    __syncwarp();  // the next item's leader claims after this item's\n  }\n",
+        "  STAMP(3)\n")
     put("      Word words[look_back_window];\n", "      ++lb_windows;\n")
     put("      if (waiting) __nanosleep(20);\n", "      lb_waits += waiting;\n", after=False)
     put("  digit_shift[d] = digit_start[d] + earlier - start_in_tile;\n",
@@ -62,8 +63,8 @@ def instrumented(text):
       double h[16] = {};
       for (int k = 0; k < 16; ++k)
         for (int b = 0; b < 64; ++b) h[k] += slots[k][b];
-      const char *names[6] = {"tile id + zero", "load + rank", "counts + publish + block scan",
-                              "scatter to shared (thread 0)", "look-back", "write-out"};
+      const char *names[6] = {"tile id + zero", "load + count", "publish + block scan",
+                              "rank + scatter (thread 0)", "look-back", "write-out"};
       double total = 0;
       for (int k = 0; k < 6; ++k) total += h[k];
       const double tiles = h[10] ? h[10] : 1.0;

@@ -29,11 +29,16 @@ constexpr unsigned onesweep_radix = 1u << onesweep_bits;
 constexpr int onesweep_block = static_cast<int>(onesweep_radix);
 constexpr int onesweep_warps = onesweep_block / 32;
 
-// Keys a thread ranks: a tile is onesweep_block x items keys (3840 for 4-byte keys, 2304 for
-// 8-byte ones), so that the tile's exchange fits 15 or 18 KiB of shared memory.
-template <typename Key>
+// Keys a thread ranks: a tile is onesweep_block x items keys, as long as the tile's exchange (its
+// keys, then its values) and the rest (11 KiB) fit 48 KiB of static shared memory: 5120 keys
+// when keys and values are 4 bytes (20 KiB), 3840 for 4-byte keys with 8-byte values (30 KiB),
+// 2304 for 8-byte keys (18 KiB). Longer tiles pay a tile's fixed costs (its id, publication,
+// look-back, barriers) over more keys; CUB's sm_90 tile is 7680 keys of 4 bytes.
+template <typename Key, typename Value, bool HasValues>
 struct onesweep_shape {
-  static constexpr int items = sizeof(Key) == 4 ? 15 : 9;
+  static constexpr size_t widest = HasValues && sizeof(Value) > sizeof(Key) ? sizeof(Value)
+                                                                            : sizeof(Key);
+  static constexpr int items = widest == 4 ? 20 : sizeof(Key) == 4 ? 15 : 9;
   static constexpr int tile = items * onesweep_block;
 };
 
@@ -168,8 +173,8 @@ __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
                   const unsigned long long *digit_start, Word *status, unsigned *tile_counter) {
   using Key = typename glc_sort_key<Dtype>::bits;
   using Flags = digit_status<Word>;
-  constexpr int items = onesweep_shape<Key>::items;
-  constexpr int tile = onesweep_shape<Key>::tile;
+  constexpr int items = onesweep_shape<Key, Value, HasValues>::items;
+  constexpr int tile = onesweep_shape<Key, Value, HasValues>::tile;
   constexpr size_t exchange_bytes =
       tile * (sizeof(Key) > sizeof(Value) || !HasValues ? sizeof(Key) : sizeof(Value));
   // the tile sorted by digit: first its keys, then (after they are written) its values
@@ -321,7 +326,8 @@ int onesweep(const glc_sort_call &call) {
   constexpr int passes = passes_of<Key>;  // even: 4 or 8
   cudaStream_t s = call.stream;
   const size_t n = call.n;
-  const onesweep_scratch<Key, Word> layout{glc_blocks_to_cover(n, onesweep_shape<Key>::tile)};
+  const onesweep_scratch<Key, Word> layout{
+      glc_blocks_to_cover(n, onesweep_shape<Key, Value, HasValues>::tile)};
   GlcDeviceBuffer scratch;
   glc_sort_passes<Key, Value, HasValues> buffers;
   int code = scratch.allocate(layout.bytes(), s);

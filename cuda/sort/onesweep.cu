@@ -15,6 +15,7 @@
 #include <cuda/atomic>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "cuda/core/launch.cuh"
 #include "cuda/core/resources.cuh"
@@ -83,16 +84,33 @@ __device__ __forceinline__ unsigned digit_at(typename glc_sort_key<Dtype>::bits 
          (onesweep_radix - 1);
 }
 
-// The valid lanes of the warp whose digit is d (for an invalid lane: the valid lanes whose
-// digit is d). One ballot a bit of the digit: __match_any_sync in its place held 58% of the
-// pass's stall samples on the H100 (its result waited for by every item's rank;
-// benchmarks/NOTES.md).
-__device__ __forceinline__ unsigned lanes_with_digit(unsigned d, bool valid) {
-  unsigned lanes = __ballot_sync(0xffffffffu, valid);
+// The lanes of the warp whose digit is d: one ballot a bit of the digit, each lane keeping the
+// ballot where its own bit is set and its complement where not. __match_any_sync in its place
+// held 58% of the pass's stall samples on the H100 (its result waited for by every item's rank;
+// benchmarks/NOTES.md). Written in PTX for sm_90, because nvcc made 7 instructions a bit of the
+// C++ below (it tested each bit twice, once for the ballot and once for the select); the PTX
+// takes 3 (the 8 bit tests fold into one R2P), 25 instead of 54 for the 8 bits of an item's
+// digit, and the ranking is what the pass issues most of. The C++ is for the host emulation
+// (tools/emulate/sort.py) and says the same.
+__device__ __forceinline__ unsigned lanes_with_digit(unsigned d) {
+  unsigned lanes = 0xffffffffu;
 #pragma unroll
   for (int b = 0; b < onesweep_bits; ++b) {
-    const unsigned set = __ballot_sync(0xffffffffu, (d >> b) & 1u);
-    lanes &= (d >> b) & 1u ? set : ~set;
+    unsigned agree;
+#ifdef __CUDA_ARCH__
+    asm("{\n\t.reg .pred bit_set;\n\t"
+        "and.b32 %0, %1, %2;\n\t"
+        "setp.ne.u32 bit_set, %0, 0;\n\t"
+        "vote.sync.ballot.b32 %0, bit_set, 0xffffffff;\n\t"
+        "@!bit_set not.b32 %0, %0;\n\t}"
+        : "=r"(agree)
+        : "r"(d), "r"(1u << b));
+#else
+    const bool bit_set = (d >> b) & 1u;
+    const unsigned set = __ballot_sync(0xffffffffu, bit_set);
+    agree = bit_set ? set : ~set;
+#endif
+    lanes &= agree;
   }
   return lanes;
 }
@@ -181,15 +199,15 @@ __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
   __shared__ __align__(16) unsigned char exchange[exchange_bytes];
   // per warp and digit: the warp's count, then where its keys of the digit go in the tile
   __shared__ unsigned warp_digits[onesweep_warps][onesweep_radix];
-  // per digit: its destination minus its position in the sorted tile
-  __shared__ unsigned long long digit_shift[onesweep_radix];
+  // per digit: its destination minus its position in the sorted tile (modulo 2^32 for 32-bit
+  // words)
+  __shared__ Word digit_shift[onesweep_radix];
   __shared__ unsigned long long warp_totals[onesweep_warps];
   __shared__ unsigned tile_id_of_block;
   Key *tile_keys = reinterpret_cast<Key *>(exchange);
   Value *tile_values = reinterpret_cast<Value *>(exchange);
 
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const unsigned lanes_before = (1u << lane) - 1;
   // Tile ids in the order blocks start: a tile waits only for tiles whose blocks are running.
   if (threadIdx.x == 0) tile_id_of_block = atomicAdd(tile_counter, 1u);
   for (int w = 0; w < onesweep_warps; ++w) warp_digits[w][threadIdx.x] = 0;
@@ -200,109 +218,120 @@ __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
   // A warp's keys are one contiguous run of 32 x items, read a lane apart: item j of lane l is
   // key warp_begin + 32 j + l, so ranking item by item, lane by lane, follows the input order.
   const size_t warp_begin = tile_begin + static_cast<size_t>(warp) * 32 * items;
-  Key key[items];
-#pragma unroll
-  for (int j = 0; j < items; ++j) {
-    const size_t i = warp_begin + 32 * j + lane;
-    key[j] = i < n ? keys[i] : 0;
-  }
-  // The warp's digit counts before its ranks (CUB's early counts): atomics whose results nobody
-  // waits for, so the tile's counts are published before the ranking's serial chain, and the
-  // ranking then claims places in the sorted tile directly.
-#pragma unroll
-  for (int j = 0; j < items; ++j)
-    if (warp_begin + 32 * j + lane < n)
-      atomicAdd(&warp_digits[warp][digit_at<Dtype>(key[j], shift, descending)], 1u);
-  __syncthreads();
 
-  // Thread d: digit d's count in the tile, published; then where each warp's keys of digit d
-  // start in the sorted tile.
-  const unsigned d = threadIdx.x;
-  unsigned count = 0;
-  for (int w = 0; w < onesweep_warps; ++w) {
-    const unsigned c = warp_digits[w][d];
-    warp_digits[w][d] = count;
-    count += c;
-  }
-  Word *mine = status + tile_id * onesweep_radix + d;
-  publish(mine, (tile_id == 0 ? Flags::inclusive : Flags::aggregate) | static_cast<Word>(count));
-  const unsigned start_in_tile = static_cast<unsigned>(digits_exclusive_scan(count, warp_totals));
-  for (int w = 0; w < onesweep_warps; ++w) warp_digits[w][d] += start_in_tile;
-  __syncthreads();
+  // Full: every key of the tile exists, so no item tests its index against n (every tile but
+  // the last; the tests and the ballot of valid lanes were 8 of the ~146 instructions a key).
+  auto sort_tile = [&](auto full) {
+    constexpr bool Full = decltype(full)::value;
+    auto exists = [&](int j) { return Full || warp_begin + 32 * j + lane < n; };
+    Key key[items];
+#pragma unroll
+    for (int j = 0; j < items; ++j) key[j] = exists(j) ? keys[warp_begin + 32 * j + lane] : 0;
+    // The warp's digit counts before its ranks (CUB's early counts): atomics whose results
+    // nobody waits for, so the tile's counts are published before the ranking's serial chain,
+    // and the ranking then claims places in the sorted tile directly.
+#pragma unroll
+    for (int j = 0; j < items; ++j)
+      if (exists(j)) atomicAdd(&warp_digits[warp][digit_at<Dtype>(key[j], shift, descending)], 1u);
+    __syncthreads();
 
-  // The tile sorted by digit in shared memory (written out in that order after the look-back:
-  // a digit's keys are neighbours there and at their destination), before the look-back as
-  // CUB's onesweep does it: the earlier tiles have that much longer to publish their counts.
-  // Item by item, lane by lane, in the input order: the leader of an item's lanes of one digit
-  // claims their places, the next ones of its warp's run of that digit.
-  unsigned place[items];
-#pragma unroll
-  for (int j = 0; j < items; ++j) {
-    const bool valid = warp_begin + 32 * j + lane < n;
-    const unsigned dj = digit_at<Dtype>(key[j], shift, descending);
-    const unsigned peers = lanes_with_digit(dj, valid);
-    const int leader = 31 - __clz(peers);  // the last of them (any lane, when peers is empty)
-    unsigned first = 0;
-    if (valid && static_cast<int>(lane) == leader)
-      first = atomicAdd(&warp_digits[warp][dj], __popc(peers));
-    place[j] = __shfl_sync(0xffffffffu, first, leader) + __popc(peers & lanes_before);
-    if (valid) tile_keys[place[j]] = key[j];
-    __syncwarp();  // the next item's leader claims after this item's
-  }
-
-  unsigned long long earlier = 0;  // keys of digit d in the earlier tiles
-  if (tile_id > 0) {
-    // The walk back reads look_back_window predecessors at once (their loads overlap): a walk
-    // over aggregates costs one L2 round trip per window, not per tile.
-    long long next = static_cast<long long>(tile_id) - 1;  // the nearest tile not yet counted
-    for (bool found = false; !found;) {
-      Word words[look_back_window];
-#pragma unroll
-      for (int k = 0; k < look_back_window; ++k)
-        words[k] = next - k >= 0 ? observe(status + (next - k) * onesweep_radix + d)
-                                 : Flags::inclusive;  // before tile 0: nothing, counted
-      bool waiting = false;
-#pragma unroll
-      for (int k = 0; k < look_back_window; ++k) {
-        if (found || waiting) break;
-        if ((words[k] & Flags::flags) == 0) {
-          waiting = true;  // not published yet: read again from this tile
-          break;
-        }
-        earlier += words[k] & Flags::count_mask;
-        found = (words[k] & Flags::inclusive) != 0;
-        --next;
-      }
-      if (waiting) __nanosleep(20);
+    // Thread d: digit d's count in the tile, published; then where each warp's keys of digit d
+    // start in the sorted tile.
+    const unsigned d = threadIdx.x;
+    unsigned count = 0;
+    for (int w = 0; w < onesweep_warps; ++w) {
+      const unsigned c = warp_digits[w][d];
+      warp_digits[w][d] = count;
+      count += c;
     }
-    publish(mine, Flags::inclusive | static_cast<Word>(earlier + count));
-  }
-  digit_shift[d] = digit_start[d] + earlier - start_in_tile;
-  __syncthreads();  // the sorted tile and every digit's shift are in place
-  unsigned out_digit[items];
-#pragma unroll
-  for (int j = 0; j < items; ++j) {
-    const unsigned at = j * onesweep_block + threadIdx.x;
-    if (at < tile_size) {
-      const Key k = tile_keys[at];
-      out_digit[j] = digit_at<Dtype>(k, shift, descending);
-      keys_out[digit_shift[out_digit[j]] + at] = k;
-    }
-  }
-  if constexpr (HasValues) {
-    __syncthreads();  // every key has left the exchange
+    Word *mine = status + tile_id * onesweep_radix + d;
+    publish(mine, (tile_id == 0 ? Flags::inclusive : Flags::aggregate) | static_cast<Word>(count));
+    const unsigned start_in_tile = static_cast<unsigned>(digits_exclusive_scan(count, warp_totals));
+    for (int w = 0; w < onesweep_warps; ++w) warp_digits[w][d] += start_in_tile;
+    __syncthreads();
+
+    // The tile sorted by digit in shared memory (written out in that order after the look-back:
+    // a digit's keys are neighbours there and at their destination), before the look-back as
+    // CUB's onesweep does it: the earlier tiles have that much longer to publish their counts.
+    // Item by item, lane by lane, in the input order: the leader of an item's lanes of one digit
+    // claims their places, the next ones of its warp's run of that digit.
+    const unsigned lanes_before = (1u << lane) - 1;
+    unsigned place[items];
 #pragma unroll
     for (int j = 0; j < items; ++j) {
-      const size_t i = warp_begin + 32 * j + lane;
-      if (i < n) tile_values[place[j]] = Iota ? static_cast<Value>(i) : values[i];
+      const unsigned dj = digit_at<Dtype>(key[j], shift, descending);
+      unsigned peers = lanes_with_digit(dj);
+      if (!Full) peers &= __ballot_sync(0xffffffffu, exists(j));
+      const int leader = 31 - __clz(peers);  // the last of them (any lane, when peers is empty)
+      unsigned first = 0;
+      if (exists(j) && static_cast<int>(lane) == leader)
+        first = atomicAdd(&warp_digits[warp][dj], __popc(peers));
+      place[j] = __shfl_sync(0xffffffffu, first, leader) + __popc(peers & lanes_before);
+      if (exists(j)) tile_keys[place[j]] = key[j];
+      __syncwarp();  // the next item's leader claims after this item's
     }
-    __syncthreads();
+
+    Word earlier = 0;  // keys of digit d in the earlier tiles
+    if (tile_id > 0) {
+      // The walk back reads look_back_window predecessors at once (their loads overlap): a walk
+      // over aggregates costs one L2 round trip per window, not per tile.
+      long long next = static_cast<long long>(tile_id) - 1;  // the nearest tile not yet counted
+      for (bool found = false; !found;) {
+        Word words[look_back_window];
+#pragma unroll
+        for (int k = 0; k < look_back_window; ++k)
+          words[k] = next - k >= 0 ? observe(status + (next - k) * onesweep_radix + d)
+                                   : Flags::inclusive;  // before tile 0: nothing, counted
+        bool waiting = false;
+#pragma unroll
+        for (int k = 0; k < look_back_window; ++k) {
+          if (found || waiting) break;
+          if ((words[k] & Flags::flags) == 0) {
+            waiting = true;  // not published yet: read again from this tile
+            break;
+          }
+          earlier += words[k] & Flags::count_mask;
+          found = (words[k] & Flags::inclusive) != 0;
+          --next;
+        }
+        if (waiting) __nanosleep(20);
+      }
+      publish(mine, Flags::inclusive | (earlier + count));
+    }
+    // Word-wide arithmetic (wrapping for 32-bit words): the destination it gives, shift plus a
+    // place in the tile, is below n, which a Word holds.
+    digit_shift[d] = static_cast<Word>(digit_start[d]) + earlier - start_in_tile;
+    __syncthreads();  // the sorted tile and every digit's shift are in place
+    unsigned out_digit[items];
 #pragma unroll
     for (int j = 0; j < items; ++j) {
       const unsigned at = j * onesweep_block + threadIdx.x;
-      if (at < tile_size) values_out[digit_shift[out_digit[j]] + at] = tile_values[at];
+      if (Full || at < tile_size) {
+        const Key k = tile_keys[at];
+        out_digit[j] = digit_at<Dtype>(k, shift, descending);
+        keys_out[static_cast<Word>(digit_shift[out_digit[j]] + at)] = k;
+      }
     }
-  }
+    if constexpr (HasValues) {
+      __syncthreads();  // every key has left the exchange
+#pragma unroll
+      for (int j = 0; j < items; ++j) {
+        const size_t i = warp_begin + 32 * j + lane;
+        if (exists(j)) tile_values[place[j]] = Iota ? static_cast<Value>(i) : values[i];
+      }
+      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < items; ++j) {
+        const unsigned at = j * onesweep_block + threadIdx.x;
+        if (Full || at < tile_size)
+          values_out[static_cast<Word>(digit_shift[out_digit[j]] + at)] = tile_values[at];
+      }
+    }
+  };
+  if (tile_size == tile)
+    sort_tile(std::true_type{});
+  else
+    sort_tile(std::false_type{});
 }
 
 // The scratch of a sort: the digit counts of every pass, then each pass's tile counter and

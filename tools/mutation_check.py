@@ -166,14 +166,15 @@ PLANTS: List[Plant] = [
     # (and ranks it as one of its own).
     Plant("sort-onesweep-read-past-end", "sort", "read one past the end of the keys",
           "cuda/sort/onesweep.cu", after="    onesweep_pass(",
-          find="    key[j] = i < n ? keys[i] : 0;", replace="    key[j] = i <= n ? keys[i] : 0;",
+          find="return Full || warp_begin + 32 * j + lane < n; };",
+          replace="return Full || warp_begin + 32 * j + lane <= n; };",
           tool="memcheck", driver=("sort.py", "--only", "sort:4")),
     # Onesweep's write-out reading the tile sorted in shared memory before every thread has
     # stored its keys there.
     Plant("sort-onesweep-missing-syncthreads", "sort", "missing __syncthreads() between the "
           "tile's sort in shared memory and its write-out", "cuda/sort/onesweep.cu",
           after="    onesweep_pass(",
-          find="  __syncthreads();  // the sorted tile and every digit's shift are in place\n",
+          find="    __syncthreads();  // the sorted tile and every digit's shift are in place\n",
           replace="",
           tool="racecheck", driver=("sort.py", "--only", "sort:4", "--inputs", "device")),
     # The merge pass without the barrier between merging out of its shared slices and staging its

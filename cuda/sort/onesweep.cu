@@ -31,15 +31,17 @@ constexpr int onesweep_block = static_cast<int>(onesweep_radix);
 constexpr int onesweep_warps = onesweep_block / 32;
 
 // Keys a thread ranks: a tile is onesweep_block x items keys, as long as the tile's exchange (its
-// keys, then its values) and the rest (11 KiB) fit 48 KiB of static shared memory: 5120 keys
-// when keys and values are 4 bytes (20 KiB), 3840 for 4-byte keys with 8-byte values (30 KiB),
-// 2304 for 8-byte keys (18 KiB). Longer tiles pay a tile's fixed costs (its id, publication,
-// look-back, barriers) over more keys; CUB's sm_90 tile is 7680 keys of 4 bytes.
+// keys, then its values) and the rest (11 KiB) fit 48 KiB of static shared memory. Longer tiles
+// pay a tile's fixed costs (its id, publication, look-back, barriers) over more keys; CUB's sm_90
+// tile is 7680 keys of 4 bytes. 6144 keys of 4 bytes alone (24 KiB): 10% faster than 5120 at
+// 2^28 int32 on the H100 (benchmarks/NOTES.md, "Onesweep: ... the ranking's instructions"),
+// with 12 bytes of spill; 5120 with 4-byte values (20 KiB; at 24 their pass spills 40 bytes, not
+// measured), 3840 for 4-byte keys with 8-byte values (30 KiB), 2304 for 8-byte keys (18 KiB).
 template <typename Key, typename Value, bool HasValues>
 struct onesweep_shape {
   static constexpr size_t widest = HasValues && sizeof(Value) > sizeof(Key) ? sizeof(Value)
                                                                             : sizeof(Key);
-  static constexpr int items = widest == 4 ? 20 : sizeof(Key) == 4 ? 15 : 9;
+  static constexpr int items = widest == 4 ? (HasValues ? 20 : 24) : sizeof(Key) == 4 ? 15 : 9;
   static constexpr int tile = items * onesweep_block;
 };
 
@@ -227,9 +229,9 @@ __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
     Key key[items];
 #pragma unroll
     for (int j = 0; j < items; ++j) key[j] = exists(j) ? keys[warp_begin + 32 * j + lane] : 0;
-    // The warp's digit counts before its ranks (CUB's early counts): atomics whose results
-    // nobody waits for, so the tile's counts are published before the ranking's serial chain,
-    // and the ranking then claims places in the sorted tile directly.
+      // The warp's digit counts before its ranks (CUB's early counts): atomics whose results
+      // nobody waits for, so the tile's counts are published before the ranking's serial chain,
+      // and the ranking then claims places in the sorted tile directly.
 #pragma unroll
     for (int j = 0; j < items; ++j)
       if (exists(j)) atomicAdd(&warp_digits[warp][digit_at<Dtype>(key[j], shift, descending)], 1u);

@@ -426,9 +426,10 @@ int main(int argc, char **argv) {
   const std::vector<size_t> sizes = {1, 255, 257, 4097, 13000};
   const std::vector<size_t> merge_sizes = {1, 2047, 2048, 2049, 4097, 11017};
   // onesweep: one 8-byte-key tile (2304) + 1, one tile of 4-byte keys with 8-byte values
-  // (3840) +- 1, one of 4-byte keys alone or with 4-byte values (5120) +- 1, and 4 to 12 tiles
-  // (two waves or more) whose last is partial
-  const std::vector<size_t> onesweep_sizes = {1, 2305, 3839, 3841, 5119, 5121, 13000, 27000};
+  // (3840) +- 1, one of 4-byte keys with 4-byte values (5120) +- 1, one of 4-byte keys alone
+  // (6144) +- 1 and two exactly, and 4 to 12 tiles (two waves or more) whose last is partial
+  const std::vector<size_t> onesweep_sizes = {1,    2305, 3839,  3841,  5119, 5121,
+                                              6143, 6145, 12288, 13000, 27000};
   const struct {
     const char *name;
     int variant, bits;

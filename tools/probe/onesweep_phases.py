@@ -39,18 +39,18 @@ def instrumented(text):
         "  if (threadIdx.x == 0) probe_look_back[0] = probe_look_back[1] = 0;\n"
         "  long long probe_t = clock64();\n  unsigned lb_windows = 0, lb_waits = 0;\n")
     put("  __syncthreads();\n  const size_t tile_id = tile_id_of_block;\n", "  STAMP(0)\n")
-    put("\n  // Thread d: digit d's count", "  STAMP(1)\n", after=False)
-    put("warp_digits[w][d] += start_in_tile;\n  __syncthreads();\n", "  STAMP(2)\n")
-    put("    __syncwarp();  // the next item's leader claims after this item's\n  }\n",
-        "  STAMP(3)\n")
+    put("\n    // Thread d: digit d's count", "    STAMP(1)\n", after=False)
+    put("warp_digits[w][d] += start_in_tile;\n    __syncthreads();\n", "    STAMP(2)\n")
+    put("      __syncwarp();  // the next item's leader claims after this item's\n    }\n",
+        "    STAMP(3)\n")
     put("      Word words[look_back_window];\n", "      ++lb_windows;\n")
     put("      if (waiting) __nanosleep(20);\n", "      lb_waits += waiting;\n", after=False)
-    put("  digit_shift[d] = digit_start[d] + earlier - start_in_tile;\n",
+    put("    digit_shift[d] = static_cast<Word>(digit_start[d]) + earlier - start_in_tile;\n",
         "  if (lb_windows) atomicAdd(&probe_look_back[0], lb_windows);\n"
         "  if (lb_waits) atomicAdd(&probe_look_back[1], lb_waits);\n")
     put("  __syncthreads();  // the sorted tile and every digit's shift are in place\n",
         "  STAMP(4)\n")
-    put("  if constexpr (HasValues) {\n    __syncthreads();  // every key has left the exchange\n",
+    put("    if constexpr (HasValues) {\n      __syncthreads();  // every key has left the exchange\n",
         "  STAMP(5)\n  if (threadIdx.x == 0) {\n"
         "    atomicAdd(&probe[8][blockIdx.x % 64], (unsigned long long)probe_look_back[0]);\n"
         "    atomicAdd(&probe[9][blockIdx.x % 64], (unsigned long long)probe_look_back[1]);\n"

@@ -1,15 +1,16 @@
 """The sort lab's kernels under compute-sanitizer: every CUDA variant of sort, argsort and
-sort_pairs, for every key dtype, ascending and descending, at sizes that end one short of, on and
-one past the radix scatter's round (256 keys) and the bitonic network's shared chunk (2048 pairs:
-the first size with a global step; quicksort_cdp's shared-memory sort too), one short of and
-one past merge_path's tile (2048 keys: the first size with a merge pass; 5000 merges 3 runs,
-100_003 49), on onesweep's 4-byte tile (3840 keys), plus tiny and odd ones; lsd_radix at both
-digit widths; the quicksort also on random, sorted and reversed keys of many values (several
-levels). On device inputs at every size and on NumPy inputs at a few (the binding's own buffers
-and copies). Every result must equal NumPy's stable sort bit for bit (tests/references/sort.py).
-quicksort_cdp launches kernels from the device, which memcheck alone follows: under the other
-three tools it is skipped, and the driver says so. Under racecheck the sizes stop at 5000 keys
-(RACECHECK_SIZES). See _common.py.
+sort_pairs, for every key dtype, ascending and descending, at sizes that end one short of, on
+and one past the radix scatter's round (256 keys) and the bitonic network's shared chunk (2048
+pairs: the first size with a global step; quicksort_cdp's shared-memory sort too), one short of
+and one past merge_path's tile (2048 keys: the first size with a merge pass; 5000 merges 3 runs,
+100_003 49), on onesweep's tile of 4-byte keys with 8-byte values (3840 keys), plus tiny and odd
+ones; lsd_radix at both digit widths; the quicksort also on random, sorted and reversed keys of
+many values (several levels). On device inputs at every size and on NumPy inputs at a few (the
+binding's own buffers and copies). Every result must equal NumPy's stable sort bit for bit
+(tests/references/sort.py). quicksort_cdp launches kernels from the device, which memcheck alone
+follows: under the other three tools it is skipped, and the driver says so. Under racecheck the
+sizes stop at 5000 keys (RACECHECK_SIZES), onesweep's at two whole tiles and a part. See
+_common.py.
 
     python3 tools/sanitize/sort.py [--inputs both|device] [--only op:id,...]
 """
@@ -29,6 +30,9 @@ SIZES = (1, 2, 33, 255, 256, 257, 2047, 2049, 3840, 5000, 100_003)
 # variant already runs several blocks, passes, merges or levels of the same code that 100_003
 # runs more of; the quicksort keeps its 40_000 keys of many levels.
 RACECHECK_SIZES = tuple(n for n in SIZES if n <= 5000)
+# Onesweep's tiles are 2304 to 6144 keys, and a tile with every key present runs code of its own
+# (no index tests): under racecheck it also sorts two whole tiles of keys alone and a part.
+ONESWEEP_RACECHECK_SIZES = RACECHECK_SIZES + (12_289,)
 QUICKSORT_SIZES = (40_000, 300_001)
 NUMPY_SIZES = (1, 2049, 100_003)
 DTYPES = (np.int32, np.uint32, np.int64, np.float32, np.float64)
@@ -90,6 +94,13 @@ def cases(op, rng, n):
                        False)
 
 
+def sizes_for(v):
+    """The key counts a variant sorts under this run's tool."""
+    if TOOL != "racecheck":
+        return SIZES
+    return ONESWEEP_RACECHECK_SIZES if v.name == "onesweep" else RACECHECK_SIZES
+
+
 def main():
     args, rng = start(__doc__)
     calls = 0
@@ -98,7 +109,7 @@ def main():
             if v.backend != "cuda" or not wanted(args, f"{op}:{v.id}") or not followed(v):
                 continue
             for bits in digit_widths(v):
-                for n in RACECHECK_SIZES if TOOL == "racecheck" else SIZES:
+                for n in sizes_for(v):
                     for what, fn, check, arrays, descending in cases(op, rng, n):
                         kw = {"variant": v.id, "descending": descending}
                         if bits is not None:

@@ -8,6 +8,7 @@ Variants are never listed by hand: ``variant_params(op)`` reads them from ``gl.v
 new variant is tested without anyone editing a test. CUDA variants get the ``gpu`` mark.
 """
 
+import importlib
 import os
 import sys
 
@@ -35,6 +36,17 @@ def emulator(name):
         sys.path.remove(EMULATE)
     return os.path.join(EMULATE, name), pytest.mark.skipif(
         host_toolchain.find()[0] is None, reason="needs g++ and the CUDA headers")
+
+
+def probe_module(name):
+    """A module of tools/probe/ (the GPU probes' drivers), imported by name, for the tests of
+    what they check before building anything."""
+    probe_dir = os.path.join(os.path.dirname(EMULATE), "probe")
+    sys.path.insert(0, probe_dir)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(probe_dir)
 
 
 def gpu_skip_reason():

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import CudaView, block_params, emulator, rng_for, variant_params
+from conftest import CudaView, block_params, emulator, probe_module, rng_for, variant_params
 from references import scan as ref
 
 # 0, 1, a warp +-1, a block of 256 / 512 / 1024 threads +-1, a chunk of 2 x 1024, a tile of the
@@ -253,6 +253,39 @@ def test_staged_compaction_kernel_emulated_on_the_cpu():
     done = subprocess.run([sys.executable, COMPACT_EMULATOR, "--quick"], capture_output=True,
                           text=True, timeout=900)
     assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
+
+
+SCAN_EMULATOR, _ = emulator("scan.py")
+
+
+@needs_toolchain
+def test_pipelined_lookback_kernel_emulated_on_the_cpu():
+    """Scan variant 5's own source (decoupled_lookback_pipelined and, for x off a 16-byte
+    boundary, decoupled_lookback), run on the CPU by tools/emulate/scan.py: 1 to 3 persistent
+    blocks at once, some claims of a tile id stalled, cp.async copies landing only at the wait
+    that retires their group; float32/float64/int32/int64, int32 sums into int64, sum/max/min,
+    inclusive and exclusive, 1 element to 50 tiles, y on and off 16-byte boundaries; exact, or
+    within the float bound for sums of random floats, and nothing past y written."""
+    done = subprocess.run([sys.executable, SCAN_EMULATOR, "--quick"], capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
+
+
+def test_the_scan_side_by_side_probe_refuses_what_it_cannot_build(capsys):
+    """tools/probe/scan_ab.py names a source that is not a file, or a size it cannot allocate,
+    before building anything."""
+    scan_ab = probe_module("scan_ab")
+    with pytest.raises(SystemExit) as stop:
+        scan_ab.main(["--log2n", "10", "candidate=/no/such/shuffle.cu"])
+    assert stop.value.code == 2
+    assert "candidate=/no/such/shuffle.cu: not a name and a file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        scan_ab.main(["--log2n", "31"])
+    assert stop.value.code == 2
+    assert "log2n 31" in capsys.readouterr().err
+    args = scan_ab.parse(["--log2n", "12", "--int32-log2n", "0", "a=" + scan_ab.__file__])
+    assert scan_ab.cases(args) == [(12, "f32")] and args.sources == [["a", scan_ab.__file__]]
+    assert scan_ab.cases(scan_ab.parse([])) == [(26, "f32"), (28, "f32"), (28, "i32")]
 
 
 # ---------------------------------------------------------------- S4's quicksort partition

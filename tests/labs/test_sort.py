@@ -5,7 +5,6 @@ all-equal and few-distinct keys, and on floats full of NaN (both signs), +-0.0 a
 results must equal np.sort / np.argsort(kind="stable") bit for bit (every variant is stable).
 Then each radix digit width, the refusals, and sorts over 2^31 keys."""
 
-import importlib
 import os
 import subprocess
 import sys
@@ -14,7 +13,7 @@ import numpy as np
 import pytest
 
 import gpulab as gl
-from conftest import emulator, rng_for, variant_params, variant_where_params
+from conftest import emulator, probe_module, rng_for, variant_params, variant_where_params
 from references import sort as ref
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -331,16 +330,6 @@ def test_ladder_order_and_ids():
             (5, "quicksort"), (6, "quicksort_cdp"), (2, "cub"), (100, "qsort"),
             (101, "openmp_radix")]
     assert all("stable" in v.summary for v in gl.variants("sort"))
-
-
-def probe_module(name):
-    """A module of tools/probe/, imported by name."""
-    probe_dir = os.path.join(ROOT, "tools", "probe")
-    sys.path.insert(0, probe_dir)
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(probe_dir)
 
 
 def test_the_onesweep_phase_probe_still_fits_the_kernel():

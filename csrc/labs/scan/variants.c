@@ -79,12 +79,10 @@ static const gl_variant scan_variants[] = {
      .summary = "Single pass: the register tiles of warp_shuffle, each taking its id from an "
                 "atomic counter and its prefix from a look-back by one warp over its "
                 "predecessors' published aggregates and prefixes (flag and value read "
-                "together). Reads x once, writes y once. With x on a 16-byte boundary, one "
-                "wave of persistent blocks, each loading its next 2 tiles into shared memory "
-                "by cp.async while it looks back. Float sums round differently from run to run "
-                "(where the look-back stops varies).",
+                "together). Reads x once, writes y once. Float sums round differently from run "
+                "to run (where the look-back stops varies).",
      .seed = "Merrill & Garland 2016 (decoupled look-back)",
-     .kernels = "decoupled_lookback_pipelined (decoupled_lookback)",
+     .kernels = "decoupled_lookback",
      .dtypes = SCAN_DTYPES,
      .flags = GL_BEST},
     {.id = GLC_SCAN_CUB,

@@ -141,20 +141,6 @@ PLANTS: List[Plant] = [
           find="        if (i < n) y[i] = v[r][k];",
           replace="        if (i <= n) y[i] = v[r][k];",
           tool="memcheck", driver=("scan.py", "--only", "scan:5")),
-    # The pipelined look-back copying the partial last tile into shared memory as if it were
-    # whole: its cp.async reads run past x's end.
-    Plant("scan-pipelined-stage-past-end", "scan", "cp.async reads past the end of x",
-          "cuda/scan/shuffle.cu", after="__device__ __forceinline__ void fill_stage(",
-          find="  if (begin + S::tile > n) return;", replace="  if (begin >= n) return;",
-          tool="memcheck", driver=("scan.py", "--only", "scan:5")),
-    # The pipelined look-back storing before warp 0 has written the tile's prefix to shared
-    # memory (and while warp 1 writes the next tile id over a slot).
-    Plant("scan-pipelined-missing-syncthreads", "scan", "missing __syncthreads() between the "
-          "look-back and the stores", "cuda/scan/shuffle.cu",
-          after="    decoupled_lookback_pipelined(",
-          find="    __syncthreads();\n    store_tile<Op, In, Acc>(y, n, begin, y_vectors,",
-          replace="    store_tile<Op, In, Acc>(y, n, begin, y_vectors,",
-          tool="racecheck", driver=("scan.py", "--only", "scan:5", "--inputs", "device")),
     # Blelloch's up-sweep without its barrier: each step reads partial sums that other threads
     # of the step before may not have written yet (shared memory, which racecheck watches).
     Plant("scan-missing-syncthreads", "scan", "missing __syncthreads() in a shared tree",

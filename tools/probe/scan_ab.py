@@ -5,9 +5,9 @@ the same data and a device-to-device cudaMemcpy of x (the copy ceiling), each ti
 over 9 runs with the L2 flushed before each (medians), after one run of ours and of CUB checked
 exactly against a host scan; then the same for int32 summed into int64. One line per (copy,
 size): ms, GB/s (one read of x and one write of y) and the fraction of the copy's GB/s. The runs
-alternate between the copies, twice, so that a drift of the clock shows. For trying the
-pipelined look-back against the one-tile kernel (benchmarks/NOTES.md, "Scan lab: the pipelined
-look-back"); scan_lab.py is the benchmark of record.
+alternate between the copies, twice, so that a drift of the clock shows. For trying a change to
+variant 5 against the kernel before it (first used for the pipelined look-back: benchmarks/
+NOTES.md, "Scan lab: the pipelined look-back"); scan_lab.py is the benchmark of record.
 
     python3 tools/probe/scan_ab.py [--log2n 26 --log2n 28] [--int32-log2n 28] [NAME=PATH ...]
 

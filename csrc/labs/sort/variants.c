@@ -56,8 +56,8 @@ static const gl_variant sort_variants[] = {
                 "(per-warp digit counters, peers found by a ballot a digit bit), find each "
                 "digit's place after the earlier tiles by a decoupled look-back (a thread a "
                 "digit), sort the tile by digit in shared memory and write it out coalesced. "
-                "4 + 8 B a 4-byte key a pass: 36 B for int32. The default: 2.8x lsd_radix at "
-                "2^28 int32 on an H100, 0.54x cupy.sort (benchmarks/NOTES.md).",
+                "4 + 8 B a 4-byte key a pass: 36 B for int32. The default: 3.1x lsd_radix at "
+                "2^28 int32 on an H100, 1.19x cupy.sort, 2.45x torch.sort (benchmarks/NOTES.md).",
      .seed = "Adinets & Merrill 2022 (Onesweep)",
      .kernels = "onesweep_histogram onesweep_offsets onesweep_pass",
      .dtypes = SORT_DTYPES,

@@ -19,20 +19,15 @@ import subprocess
 import sys
 import tempfile
 
+import nvcc_driver
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def build(name, source, work):
     """The driver linked with one onesweep.cu; returns (name, executable or None, log)."""
-    exe = os.path.join(work, name)
-    done = subprocess.run(
-        ["nvcc", "-O3", "-std=c++17", "-arch=sm_90", "-Xptxas", "-v", "-I", ROOT, "-I",
-         os.path.join(ROOT, "cuda", "sort"), os.path.join(HERE, "onesweep_ab_main.cu"), source,
-         os.path.join(ROOT, "cuda", "core", "runtime.cu"),
-         os.path.join(ROOT, "cuda", "core", "inspect.cu"), "-o", exe],
-        capture_output=True, text=True)
-    return name, exe if done.returncode == 0 else None, done.stdout + done.stderr
+    return nvcc_driver.build(name, work, "sort", [os.path.join(HERE, "onesweep_ab_main.cu"), source])
 
 
 def main(argv):

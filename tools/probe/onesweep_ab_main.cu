@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/sort/families.cuh"
+#include "median_ms.cuh"
 
 namespace {
 
@@ -53,21 +54,7 @@ int main(int argc, char **argv) {
   cudaEvent_t begin, end;
   cudaEventCreate(&begin);
   cudaEventCreate(&end);
-  auto median_ms = [&](auto sort) {
-    std::vector<float> times;
-    for (int r = 0; r < 9; ++r) {
-      cudaMemsetAsync(flush, r, flush_bytes);
-      cudaEventRecord(begin);
-      sort();
-      cudaEventRecord(end);
-      cudaEventSynchronize(end);
-      float ms = 0;
-      cudaEventElapsedTime(&ms, begin, end);
-      times.push_back(ms);
-    }
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
-  };
+  auto median_ms = [&](auto sort) { return probe_median_ms(flush, flush_bytes, begin, end, sort); };
   const int code = glc_sort_onesweep(call);
   cudaDeviceSynchronize();
   cudaMemcpy(got.data(), out, n * sizeof(int), cudaMemcpyDeviceToHost);

@@ -17,6 +17,7 @@
 
 #include "cuda/scan/families.cuh"
 #include "cuda/scan/scan.h"
+#include "median_ms.cuh"
 
 namespace {
 
@@ -57,21 +58,7 @@ int probe(int log2n, const char *name) {
   cudaEvent_t begin, end;
   cudaEventCreate(&begin);
   cudaEventCreate(&end);
-  auto median_ms = [&](auto run) {
-    std::vector<float> times;
-    for (int r = 0; r < 9; ++r) {
-      cudaMemsetAsync(flush, r, flush_bytes);
-      cudaEventRecord(begin);
-      run();
-      cudaEventRecord(end);
-      cudaEventSynchronize(end);
-      float ms = 0;
-      cudaEventElapsedTime(&ms, begin, end);
-      times.push_back(ms);
-    }
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
-  };
+  auto median_ms = [&](auto run) { return probe_median_ms(flush, flush_bytes, begin, end, run); };
   const int dtype = floats ? GLC_F32 : GLC_I32;
   auto ours = [&] {
     return glc_scan_shuffle(GLC_SCAN_DECOUPLED_LOOKBACK, GLC_SCAN_SUM, 1, dtype, n, x, y, 0);

@@ -1,6 +1,6 @@
-"""How the side-by-side probes (onesweep_ab.py, scan_ab.py) build a driver: nvcc for sm_90 with
-the tree and the lab's folder on the include path, linked with the core's runtime and inspect
-files (which every lab file's launch helpers need)."""
+"""How the GPU probes (onesweep_ab.py, scan_ab.py, onesweep_phases.py) build a driver: nvcc for
+sm_90 with the tree and the lab's folder on the include path, linked with the core's runtime
+and inspect files (which every lab file's launch helpers need)."""
 
 import os
 import subprocess

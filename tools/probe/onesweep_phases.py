@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 
+import nvcc_driver
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
@@ -89,12 +91,11 @@ def main(argv):
         source = os.path.join(work, "onesweep_probe.cu")
         with open(source, "w") as f:
             f.write(text)
-        exe = os.path.join(work, "onesweep_probe")
-        subprocess.run(["nvcc", "-O3", "-std=c++17", "-arch=sm_90", "-I", ROOT, "-I",
-                        os.path.join(ROOT, "cuda", "sort"),
-                        os.path.join(HERE, "onesweep_phases_main.cu"), source,
-                        os.path.join(ROOT, "cuda", "core", "runtime.cu"),
-                        os.path.join(ROOT, "cuda", "core", "inspect.cu"), "-o", exe], check=True)
+        _, exe, log = nvcc_driver.build("onesweep_probe", work, "sort", [
+            os.path.join(HERE, "onesweep_phases_main.cu"), source])
+        if exe is None:
+            print(f"probe: build failed\n{log[-2000:]}")
+            return 1
         return subprocess.run([exe, str(args.log2n)]).returncode
 
 

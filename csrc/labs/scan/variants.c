@@ -88,11 +88,15 @@ static const gl_variant scan_variants[] = {
     {.id = GLC_SCAN_CUB,
      .name = "cub",
      .backend = GL_BACKEND_CUDA,
-     .summary = "CUB's DeviceScan (decoupled look-back, tuned per architecture), with the lab's "
-                "operators: the reference.",
+     .summary = "CUB's DeviceScan (decoupled look-back, tuned per architecture): the reference. "
+                "Sums whose input is their accumulator (float32, float64, int64) call "
+                "InclusiveSum/ExclusiveSum on the raw pointers, CUB's tuned path; max, min "
+                "(NaN-propagating) and int32 sums into int64 take the lab's operators through "
+                "a conversion iterator (InclusiveScan/ExclusiveScan).",
      .seed = "CCCL/CUB",
      .kernels = "cub_scan",
-     .library = "CUB DeviceScan::InclusiveScan, DeviceScan::ExclusiveScan",
+     .library = "CUB DeviceScan::InclusiveSum, DeviceScan::ExclusiveSum, "
+                "DeviceScan::InclusiveScan, DeviceScan::ExclusiveScan",
      .dtypes = SCAN_DTYPES},
     {.id = 100,
      .name = "serial",

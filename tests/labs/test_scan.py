@@ -261,6 +261,21 @@ def test_staged_compaction_kernel_emulated_on_the_cpu():
     assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
 
 
+SCAN_EMULATOR, _ = emulator("scan.py")
+
+
+@needs_toolchain
+def test_lookback_kernel_emulated_on_the_cpu():
+    """Scan variant 5's own source (decoupled_lookback on its shape: 128 x 6 for 4-byte inputs,
+    256 x 4 for 8-byte ones), run on the CPU by tools/emulate/scan.py: 3 blocks at once, some
+    claims of a tile id stalled; float32/float64/int32/int64, int32 sums into int64, sum/max/min,
+    inclusive and exclusive, 1 element to 50 tiles, x and y on and off 16-byte boundaries; exact,
+    or within the float bound for sums of random floats, and nothing past y written."""
+    done = subprocess.run([sys.executable, SCAN_EMULATOR, "--quick"], capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
+
+
 def test_the_scan_side_by_side_probe_refuses_what_it_cannot_build(capsys):
     """tools/probe/scan_ab.py names a source that is not a file, or a size it cannot allocate,
     before building anything."""

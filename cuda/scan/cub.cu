@@ -1,12 +1,21 @@
 // Scan variant 6 and compaction variant 2: CUB's DeviceScan and DeviceSelect from the toolkit
-// (CCCL), the references the ladders are measured against. The scan takes the lab's operators
-// (NaN-propagating max and min) and reads the input through a conversion to the accumulator
-// type, so int32 sums accumulate in int64 as the other variants do.
+// (CCCL), the references the ladders are measured against. Sums whose input is their accumulator
+// (float32, float64, int64) call DeviceScan::InclusiveSum / ExclusiveSum on the raw pointers:
+// only a primitive operator (cuda::std::plus) on plain pointers gets CUB's tuned policy for the
+// architecture (sm90_tuning in cub/device/dispatch/tuning/tuning_scan.cuh) and its vectorized,
+// warp-transposed loads, and a C++ driver measured that call at 0.875 ms against this rung's
+// 1.018 through a functor and an iterator (2^28 float32, H100; benchmarks/NOTES.md, "Scan lab:
+// the pipelined look-back: outcome"), so the reference is CUB at its best. The other scans take
+// the lab's operators (NaN-propagating max and min) and read the input through a conversion to
+// the accumulator type, so int32 sums accumulate in int64 as the other variants do
+// (DeviceScan::InclusiveScan / ExclusiveScan, CUB's generic policy).
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+
+#include <type_traits>
 
 #include "cuda/core/launch.cuh"
 #include "cuda/core/resources.cuh"
@@ -38,16 +47,25 @@ template <typename Op, typename In>
 int cub_scan(bool inclusive, size_t n, const In *x, void *out, cudaStream_t stream) {
   using Acc = typename glc_scan_acc<In, Op>::type;
   Acc *y = static_cast<Acc *>(out);
-  auto in = thrust::make_transform_iterator(x, convert_to<Acc>{});
   const long long items = static_cast<long long>(n);
-  const Acc init = Op::template identity<Acc>();
-  auto run = [&](void *temp, size_t &bytes) {
-    return inclusive
-               ? GLC_CUDA(cub::DeviceScan::InclusiveScan, temp, bytes, in, y, Op{}, items, stream)
-               : GLC_CUDA(cub::DeviceScan::ExclusiveScan, temp, bytes, in, y, Op{}, init, items,
-                          stream);
-  };
-  return glc_with_cub_scratch(run, stream);
+  if constexpr (std::is_same_v<Op, glc_scan_sum> && std::is_same_v<In, Acc>) {
+    // the same sum as glc_scan_sum's a + b, through CUB's tuned path
+    auto run = [&](void *temp, size_t &bytes) {
+      return inclusive ? GLC_CUDA(cub::DeviceScan::InclusiveSum, temp, bytes, x, y, items, stream)
+                       : GLC_CUDA(cub::DeviceScan::ExclusiveSum, temp, bytes, x, y, items, stream);
+    };
+    return glc_with_cub_scratch(run, stream);
+  } else {
+    auto in = thrust::make_transform_iterator(x, convert_to<Acc>{});
+    const Acc init = Op::template identity<Acc>();
+    auto run = [&](void *temp, size_t &bytes) {
+      return inclusive
+                 ? GLC_CUDA(cub::DeviceScan::InclusiveScan, temp, bytes, in, y, Op{}, items, stream)
+                 : GLC_CUDA(cub::DeviceScan::ExclusiveScan, temp, bytes, in, y, Op{}, init, items,
+                            stream);
+    };
+    return glc_with_cub_scratch(run, stream);
+  }
 }
 
 template <typename T>

@@ -13,19 +13,26 @@
 #include "cuda/core/vec16.cuh"
 #include "ops.cuh"
 
-// 256 threads, each holding `rounds` groups of one 16-byte vector: 16 floats (4096 a tile) or
-// 8 doubles. The prediction in benchmarks/NOTES.md ("scan lab") is that 16 4-byte items a
-// thread keep enough loads in flight per SM (8 blocks x 256 threads x 64 bytes = 128 KiB) to
-// stream at the copy rate on the H100.
+// The default tile: 256 threads, each holding `rounds` groups of one 16-byte vector: 16 floats
+// (4096 a tile) or 8 doubles. The prediction in benchmarks/NOTES.md ("scan lab") is that 16
+// 4-byte items a thread keep enough loads in flight per SM (8 blocks x 256 threads x 64 bytes =
+// 128 KiB) to stream at the copy rate on the H100. Every helper below takes the block's threads
+// and rounds as template parameters defaulting to these, so that one kernel (scan variant 5) can
+// try another shape (CUB's sm_90 scan tile: 128 threads x 24 floats) while the others compile to
+// the code they had.
 constexpr int glc_tile_threads = 256;
 constexpr int glc_tile_warps = glc_tile_threads / 32;
 constexpr int glc_tile_rounds = 4;
 
-template <typename In>
+template <typename In, int Threads = glc_tile_threads, int Rounds = glc_tile_rounds>
 struct glc_tile_shape {
+  static_assert(Threads % 32 == 0 && Threads <= 1024, "whole warps, one block");
+  static constexpr int threads = Threads;
+  static constexpr int warps = Threads / 32;
+  static constexpr int rounds = Rounds;
   static constexpr int vec = 16 / sizeof(In);  // elements in one 16-byte load
-  static constexpr int round = glc_tile_threads * vec;
-  static constexpr size_t tile = static_cast<size_t>(round) * glc_tile_rounds;
+  static constexpr int round = Threads * vec;
+  static constexpr size_t tile = static_cast<size_t>(round) * Rounds;
 };
 
 // The look-back kernels' second __launch_bounds__ argument: the fewest blocks a SM that ptxas
@@ -44,9 +51,18 @@ struct glc_tile_shape {
 //    8 bytes unbounded); 40 spills all of them.
 // Before sm_90 (the build's sm_80) these bounds spill 4-8 bytes in most of the 8-byte scans, and
 // nothing there was measured: no bound.
-template <typename In, typename Acc>
+// 128-thread blocks (4 warps) step at 32 (16 blocks), 40 (12), 48 (10), 56 (9), 64 (8), 72 (7),
+// 80 (6) and 96 (5) registers ("Scan lab: CUB's tile shape and a fair CUB rung" in NOTES has
+// the table for 6 rounds of 16 bytes, bounds 0 and 4 to 16):
+//  - 4-byte accumulators: 10, 48 registers, as unbounded (CUB's scan tile has the same 48 and
+//    10 blocks); 12 spills 12-24 bytes, and bounds of 4 to 8 make ptxas spend 60-69 registers.
+//  - int32 into int64 sums (24 int64 a thread): 0; unbounded 92 registers (5 blocks), and 6
+//    spills 32 bytes.
+//  - other 8-byte accumulators (not variant 5's shape today): 8, 62-64 registers, no spill.
+template <typename In, typename Acc, int Threads = glc_tile_threads>
 constexpr int glc_look_back_min_blocks() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (Threads == 128) return sizeof(Acc) == 4 ? 10 : sizeof(In) < sizeof(Acc) ? 0 : 8;
   return sizeof(Acc) == 4 ? 0 : sizeof(In) < sizeof(Acc) ? 4 : 5;
 #else
   return 0;
@@ -55,9 +71,9 @@ constexpr int glc_look_back_min_blocks() {
 
 // Element (r, k) of thread t sits at tile_begin + r * round + t * vec + k: in each round the
 // warp reads 512 contiguous bytes, and each thread's vec elements are consecutive.
-template <typename In>
+template <typename In, int Threads = glc_tile_threads>
 __device__ __forceinline__ size_t glc_tile_index(size_t tile_begin, int r, int k) {
-  using S = glc_tile_shape<In>;
+  using S = glc_tile_shape<In, Threads>;
   return tile_begin + static_cast<size_t>(r) * S::round + threadIdx.x * S::vec + k;
 }
 
@@ -93,21 +109,24 @@ __device__ __forceinline__ void glc_store16(T *p, const T (&v)[V]) {
 //   base[r] = op of every element of the tile before thread t's round-r group,
 //   aggregate = op of the whole tile (every thread gets it).
 // Each warp scans its 32 group totals of every round with shuffles (5 steps); lane 31 leaves the
-// warp's total in shared memory; after one barrier every thread folds the 8 warps' totals of the
-// 4 rounds itself (32 broadcast reads), so the block needs no second shared-memory pass.
-template <typename Op, typename Acc, int V>
+// warp's total in shared memory; after one barrier every thread folds the warps' totals of every
+// round itself (8 warps x 4 rounds = 32 broadcast reads in the default tile, 4 x 6 = 24 in
+// 128 x 6), so the block needs no second shared-memory pass. The summation order (the thread's
+// run, the warp's shuffles, the warps, the rounds) is the same for every shape.
+template <typename Op, typename Acc, int V, int Threads = glc_tile_threads,
+          int Rounds = glc_tile_rounds>
 struct glc_tile_scan {
+  static constexpr int warps = Threads / 32;
   struct Shared {
-    Acc warp_totals[glc_tile_rounds][glc_tile_warps];
+    Acc warp_totals[Rounds][warps];
   };
 
-  __device__ __forceinline__ static void scan(Acc (&v)[glc_tile_rounds][V],
-                                              Acc (&base)[glc_tile_rounds], Acc &aggregate,
-                                              Shared &s) {
+  __device__ __forceinline__ static void scan(Acc (&v)[Rounds][V], Acc (&base)[Rounds],
+                                              Acc &aggregate, Shared &s) {
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    Acc lane_exclusive[glc_tile_rounds];
+    Acc lane_exclusive[Rounds];
 #pragma unroll
-    for (int r = 0; r < glc_tile_rounds; ++r) {
+    for (int r = 0; r < Rounds; ++r) {
 #pragma unroll
       for (int k = 1; k < V; ++k) v[r][k] = Op::apply(v[r][k - 1], v[r][k]);
       Acc inclusive = v[r][V - 1];
@@ -123,10 +142,10 @@ struct glc_tile_scan {
     __syncthreads();
     Acc running = Op::template identity<Acc>();
 #pragma unroll
-    for (int r = 0; r < glc_tile_rounds; ++r) {
+    for (int r = 0; r < Rounds; ++r) {
       Acc before_warp = Op::template identity<Acc>(), round_total = before_warp;
 #pragma unroll
-      for (int w = 0; w < glc_tile_warps; ++w) {
+      for (int w = 0; w < warps; ++w) {
         const Acc total = s.warp_totals[r][w];
         if (w < static_cast<int>(warp)) before_warp = Op::apply(before_warp, total);
         round_total = Op::apply(round_total, total);

@@ -228,10 +228,12 @@ __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
     auto exists = [&](int j) { return Full || warp_begin + 32 * j + lane < n; };
     Key key[items];
 #pragma unroll
-    for (int j = 0; j < items; ++j) key[j] = exists(j) ? keys[warp_begin + 32 * j + lane] : 0;
-      // The warp's digit counts before its ranks (CUB's early counts): atomics whose results
-      // nobody waits for, so the tile's counts are published before the ranking's serial chain,
-      // and the ranking then claims places in the sorted tile directly.
+    for (int j = 0; j < items; ++j) {
+      key[j] = exists(j) ? keys[warp_begin + 32 * j + lane] : 0;
+    }
+    // The warp's digit counts before its ranks (CUB's early counts): atomics whose results
+    // nobody waits for, so the tile's counts are published before the ranking's serial chain,
+    // and the ranking then claims places in the sorted tile directly.
 #pragma unroll
     for (int j = 0; j < items; ++j)
       if (exists(j)) atomicAdd(&warp_digits[warp][digit_at<Dtype>(key[j], shift, descending)], 1u);

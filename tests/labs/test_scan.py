@@ -15,9 +15,11 @@ from conftest import CudaView, block_params, emulator, probe_module, rng_for, va
 from references import scan as ref
 
 # 0, 1, a warp +-1, a block of 256 / 512 / 1024 threads +-1, a chunk of 2 x 1024, a tile of the
-# vectorized variants (4096 4-byte or 2048 8-byte elements) +-1, many tiles +-1, 2^20 + 1, odd
-SIZES = (0, 1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096,
-         4097, 37 * 4096 - 1, 37 * 4096 + 1, (1 << 20) + 1, 100_003)
+# vectorized variants (4096 4-byte or 2048 8-byte elements; 3072 4-byte in decoupled_lookback's
+# 128 x 6 tile) +-1, many tiles +-1, 2^20 + 1, odd
+SIZES = (0, 1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 3071, 3072,
+         3073, 4095, 4096, 4097, 37 * 3072 - 1, 37 * 3072 + 1, 37 * 4096 - 1, 37 * 4096 + 1,
+         (1 << 20) + 1, 100_003)
 DTYPES = (np.float32, np.float64, np.int32, np.int64)
 OPS = ("sum", "max", "min")
 WHERES = ("numpy", "device")
@@ -162,13 +164,17 @@ def test_scan_of_a_view_off_the_16_byte_grain(v, dtype):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("op", ("scan", "compact"))
-def test_single_pass_is_exact_run_after_run(op):
+@pytest.mark.parametrize("op,dtype", (("scan", np.int64), ("scan", np.int32), ("scan", np.float32),
+                                      ("compact", np.int64)),
+                         ids=("scan-int64", "scan-int32", "scan-float32", "compact-int64"))
+def test_single_pass_is_exact_run_after_run(op, dtype):
     """The look-back's races, if any, show as a wrong prefix in some runs: 20 runs over 2^22 + 3
-    int64 elements (2049 tiles a run) must all be exact."""
+    elements (2049 tiles of 2048 int64 a run; 1366 of decoupled_lookback's 3072 4-byte ones) must
+    all be exact. The float32 small integers' prefixes stay near 10^4 in magnitude (a random walk
+    of 2^22 steps of at most 8), far below 2^24: every order of summation is exact."""
     n = (1 << 22) + 3
-    rng = rng_for(op, "repeat")
-    x = small_integers(rng, n, np.int64)
+    rng = rng_for(op, "repeat", np.dtype(dtype).name)
+    x = small_integers(rng, n, dtype)
     mask = rng.random(n) < 0.5
     dx, dmask = gl.to_device(x), gl.to_device(mask)
     best = next(v for v in gl.variants(op) if v.backend == "cuda" and v.best)
@@ -251,6 +257,21 @@ def test_staged_compaction_kernel_emulated_on_the_cpu():
     3 tiles + 1 elements; nothing, everything, one element or a random share kept; x, the mask
     and the result on and off 16-byte boundaries; the result exact and nothing past it written."""
     done = subprocess.run([sys.executable, COMPACT_EMULATOR, "--quick"], capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
+
+
+SCAN_EMULATOR, _ = emulator("scan.py")
+
+
+@needs_toolchain
+def test_lookback_kernel_emulated_on_the_cpu():
+    """Scan variant 5's own source (decoupled_lookback on its shape: 128 x 6 for 4-byte inputs,
+    256 x 4 for 8-byte ones), run on the CPU by tools/emulate/scan.py: 3 blocks at once, some
+    claims of a tile id stalled; float32/float64/int32/int64, int32 sums into int64, sum/max/min,
+    inclusive and exclusive, 1 element to 50 tiles, x and y on and off 16-byte boundaries; exact,
+    or within the float bound for sums of random floats, and nothing past y written."""
+    done = subprocess.run([sys.executable, SCAN_EMULATOR, "--quick"], capture_output=True,
                           text=True, timeout=900)
     assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
 

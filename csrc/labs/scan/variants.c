@@ -76,8 +76,9 @@ static const gl_variant scan_variants[] = {
     {.id = GLC_SCAN_DECOUPLED_LOOKBACK,
      .name = "decoupled_lookback",
      .backend = GL_BACKEND_CUDA,
-     .summary = "Single pass: the register tiles of warp_shuffle, each taking its id from an "
-                "atomic counter and its prefix from a look-back by one warp over its "
+     .summary = "Single pass: register tiles as warp_shuffle's (for 4-byte inputs CUB's sm_90 "
+                "shape, 128 threads x 6 16-byte loads; 8-byte: 256 x 4), each taking its id "
+                "from an atomic counter and its prefix from a look-back by one warp over its "
                 "predecessors' published aggregates and prefixes (flag and value read "
                 "together). Reads x once, writes y once. Float sums round differently from run "
                 "to run (where the look-back stops varies).",
@@ -88,11 +89,15 @@ static const gl_variant scan_variants[] = {
     {.id = GLC_SCAN_CUB,
      .name = "cub",
      .backend = GL_BACKEND_CUDA,
-     .summary = "CUB's DeviceScan (decoupled look-back, tuned per architecture), with the lab's "
-                "operators: the reference.",
+     .summary = "CUB's DeviceScan (decoupled look-back, tuned per architecture): the reference. "
+                "Sums whose input is their accumulator (float32, float64, int64) call "
+                "InclusiveSum/ExclusiveSum on the raw pointers, CUB's tuned path; max, min "
+                "(NaN-propagating) and int32 sums into int64 take the lab's operators through "
+                "a conversion iterator (InclusiveScan/ExclusiveScan).",
      .seed = "CCCL/CUB",
      .kernels = "cub_scan",
-     .library = "CUB DeviceScan::InclusiveScan, DeviceScan::ExclusiveScan",
+     .library = "CUB DeviceScan::InclusiveSum, DeviceScan::ExclusiveSum, "
+                "DeviceScan::InclusiveScan, DeviceScan::ExclusiveScan",
      .dtypes = SCAN_DTYPES},
     {.id = 100,
      .name = "serial",

@@ -1,0 +1,66 @@
+"""Runs scan variant 5's own kernel on the CPU (decoupled_lookback in cuda/scan/shuffle.cu, on
+its own tile shape: 128 threads x 6 rounds for 4-byte inputs, 256 x 4 for 8-byte ones) through
+the host emulation in scan_host.cpp: float32, float64, int32 (max/min in int32, sums into int64)
+and int64, sum, max and min, inclusive and exclusive, at 1 and 33 elements, a tile +-1, three
+tiles +-1, seven tiles and fifty (sums), x and y on and off 16-byte boundaries, 3 blocks running
+at once with some claims of a tile id stalled, so that look-backs meet predecessors that have
+published nothing or only their aggregate. A check of the tile's indexing, scan, look-back and
+stores for machines without a GPU. Needs g++ (C++20) and the CUDA headers; exits non-zero when a
+result is wrong.
+
+    python3 tools/emulate/scan.py [--quick] [shuffle.cu]
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import host_toolchain
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+KERNEL = os.path.join(ROOT, "cuda", "scan", "shuffle.cu")
+# the parts of shuffle.cu the kernels need: the tiles' loads and stores, and variant 5
+PARTS = (("// ---- the tiles' loads and stores", "// ---- end of the tiles' loads and stores"),
+         ("// ---- variant 5 (", "// ---- end of variant 5 ----"))
+
+
+def kernel_source(path=KERNEL):
+    """Variant 5's parts of shuffle.cu, each __shared__ variable a reference to the running
+    block's slot of emu_shared (scan_host.cpp)."""
+    with open(path) as f:
+        text = f.read()
+    parts = []
+    for start, end in PARTS:
+        if start not in text or end not in text:
+            sys.exit(f"emulate: {start!r} or {end!r} is no longer in shuffle.cu: update "
+                     "tools/emulate")
+        parts.append(text[text.index(start):text.index(end)])
+    return host_toolchain.per_block_shared("\n".join(parts))
+
+
+def main(*args):
+    quick = "--quick" in args
+    paths = [a for a in args if a != "--quick"]
+    cxx, include = host_toolchain.require()
+    with tempfile.TemporaryDirectory() as work:
+        with open(os.path.join(work, "kernel_gen.inc"), "w") as f:
+            f.write(kernel_source(*paths))
+        shutil.copy(os.path.join(HERE, "scan_host.cpp"), work)
+        exe = os.path.join(work, "scan_host")
+        cccl = host_toolchain.cccl_flags(include)  # tile.cuh's <cuda/atomic>
+        subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-w", f"-I{include}", *cccl,
+                        f"-I{HERE}", f"-I{ROOT}", f"-I{work}",
+                        os.path.join(work, "scan_host.cpp"), "-o", exe], check=True)
+        try:
+            # a thread that misses a barrier or a warp collective hangs its block
+            return subprocess.run([exe] + (["quick"] if quick else []), timeout=1800).returncode
+        except subprocess.TimeoutExpired:
+            print("emulate: the kernel hung (a thread missing from a barrier or a collective?)")
+            return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))

@@ -120,14 +120,17 @@ __global__ void __launch_bounds__(glc_tile_threads)
 
 // ---- variant 5 (tools/emulate/scan.py runs this part on the CPU) ----
 
-// Variant 5's tile: CUB's sm_90 shape for 4-byte inputs (tuning_scan.cuh's sm90_tuning: 128
-// threads x 24 items, here 6 rounds of one 16-byte vector: 3072 a tile), 256 x 4 for 8-byte ones.
-// With 128 threads the barrier where the tile waits for warp 0's look-back idles 3 warps, not 7,
-// and a SM holds 10 float tiles, not 6, each of which looks back on its own (benchmarks/NOTES.md,
-// "Scan lab: CUB's tile shape and a fair CUB rung").
-template <typename In>
-using lookback_shape = glc_tile_shape<In, sizeof(In) == 4 ? 128 : glc_tile_threads,
-                                      sizeof(In) == 4 ? 6 : glc_tile_rounds>;
+// Variant 5's tile: CUB's sm_90 shape where input and accumulator are 4 bytes (tuning_scan.cuh's
+// sm90_tuning: 128 threads x 24 items, here 6 rounds of one 16-byte vector: 3072 a tile), 256 x 4
+// otherwise. With 128 threads the barrier where the tile waits for warp 0's look-back idles 3
+// warps, not 7, and a SM holds 10 float tiles, not 6, each of which looks back on its own: 4-5%
+// faster at 2^28 float32 on the H100. int32 sums into int64 need 92 registers at 128 x 6 (5 tiles
+// a SM) and ran 1-4% slower there, so they keep 256 x 4 (benchmarks/NOTES.md, "Scan lab: CUB's
+// tile shape and a fair CUB rung", and its outcome).
+template <typename In, typename Acc>
+using lookback_shape =
+    glc_tile_shape<In, sizeof(In) == 4 && sizeof(Acc) == 4 ? 128 : glc_tile_threads,
+                   sizeof(In) == 4 && sizeof(Acc) == 4 ? 6 : glc_tile_rounds>;
 
 // Variant 5: the whole scan in one pass, on tiles of shape S.
 template <typename Op, typename In, typename Acc, typename Status, typename S>
@@ -160,7 +163,7 @@ template <typename Op, typename In>
 int shuffle_scan(int variant, bool inclusive, size_t n, const In *x, void *out,
                  cudaStream_t stream) {
   using Acc = typename glc_scan_acc<In, Op>::type;
-  using S = lookback_shape<In>;  // variant 5's; variant 4 has the default shape
+  using S = lookback_shape<In, Acc>;  // variant 5's; variant 4 has the default shape
   Acc *y = static_cast<Acc *>(out);
   const bool vector_ok = glc_all_aligned(16, x, y);
   const size_t tile = variant == GLC_SCAN_WARP_SHUFFLE ? glc_tile_shape<In>::tile : S::tile;

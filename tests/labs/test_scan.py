@@ -266,8 +266,8 @@ SCAN_EMULATOR, _ = emulator("scan.py")
 
 @needs_toolchain
 def test_lookback_kernel_emulated_on_the_cpu():
-    """Scan variant 5's own source (decoupled_lookback on its shape: 128 x 6 for 4-byte inputs,
-    256 x 4 for 8-byte ones), run on the CPU by tools/emulate/scan.py: 3 blocks at once, some
+    """Scan variant 5's own source (decoupled_lookback on its shape: 128 x 6 where input and
+    accumulator are 4 bytes, 256 x 4 otherwise), run on the CPU by tools/emulate/scan.py: 3 blocks at once, some
     claims of a tile id stalled; float32/float64/int32/int64, int32 sums into int64, sum/max/min,
     inclusive and exclusive, 1 element to 50 tiles, x and y on and off 16-byte boundaries; exact,
     or within the float bound for sums of random floats, and nothing past y written."""

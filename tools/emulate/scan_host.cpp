@@ -1,9 +1,9 @@
 // Host emulation of scan variant 5 (cuda/scan/shuffle.cu): the one-tile look-back kernel
-// (decoupled_lookback) on its own shape (lookback_shape: 128 threads x 6 rounds for 4-byte
-// inputs, 256 x 4 for 8-byte ones), driven by tools/emulate/scan.py, which writes kernel_gen.inc:
-// the tiles' loads and stores and variant 5, cut from shuffle.cu, with each __shared__ variable
-// turned into a per-block slot of emu_shared. tile.cuh (the tile scan, the tile status and the
-// look-back) is included as it is.
+// (decoupled_lookback) on its own shape (lookback_shape: 128 threads x 6 rounds where input and
+// accumulator are 4 bytes, 256 x 4 otherwise), driven by tools/emulate/scan.py, which writes
+// kernel_gen.inc: the tiles' loads and stores and variant 5, cut from shuffle.cu, with each
+// __shared__ variable turned into a per-block slot of emu_shared. tile.cuh (the tile scan, the
+// tile status and the look-back) is included as it is.
 // Each CUDA thread is a std::thread; a warp's collectives meet its 32 lanes at a std::barrier,
 // __syncthreads the block's threads. Blocks run kBlocks at once, in waves; some claims of a tile
 // id stall (atomicAdd), so that look-backs meet predecessors with nothing or only an aggregate
@@ -136,7 +136,7 @@ void __stcs(T *p, T v) {
 // shuffle_scan's launch of variant 5: one block a tile, kBlocks at a time, on the kernel's shape.
 template <typename Op, typename In, typename Acc>
 void launch(const In *x, Acc *y, size_t n, bool inclusive) {
-  using S = lookback_shape<In>;
+  using S = lookback_shape<In, Acc>;
   using Status = glc_tile_status<Acc>;
   using Scratch = glc_look_back_scratch<Status>;
   const size_t tiles = (n + S::tile - 1) / S::tile;
@@ -257,7 +257,7 @@ std::vector<In> values(size_t n, bool rounding, std::mt19937 &rng) {
 template <typename Op, typename In>
 int suite(const char *what, std::mt19937 &rng, bool quick) {
   using Acc = typename glc_scan_acc<In, Op>::type;
-  using S = lookback_shape<In>;
+  using S = lookback_shape<In, Acc>;
   const long long tile = static_cast<long long>(S::tile);
   std::vector<long long> sizes = {1, 33, tile - 1, tile, tile + 1, 3 * tile - 1, 3 * tile + 1};
   if (!quick) sizes.push_back(7 * tile + 13);

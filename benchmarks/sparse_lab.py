@@ -25,9 +25,10 @@ the time per iteration is the whole call's wall time over its iterations (the me
 calls; setup included, 1-2 iterations' worth). GB/s under gl.sparse.cg_iteration_bytes. Then one
 call per variant with phases=True: the operator / reductions / updates split per iteration (those
 calls end each iteration with a host wait, so their total is not the untimed one). The target:
-the best variant <= 0.5x cupy's time per iteration, with x within rounding of cupy's.
+the best variant <= 0.5x cupy's time per iteration (time_over_cupy), with x within rounding of
+cupy's. dia_fused's GB/s count its own bytes (its diagonals and 9 vector passes, 11 with Jacobi).
 
-    python benchmarks/sparse_lab.py [--repeat 10] [--quick]
+    python benchmarks/sparse_lab.py [--repeat 10] [--quick] [--cg-only]
 """
 
 import numpy as np
@@ -134,13 +135,13 @@ def cg_ladder(A, iterations, repeat):
     b = gl.to_device(b_host)
     rows = []
     for M in (None, "jacobi"):
-        per_iteration_bytes = gl.sparse.cg_iteration_bytes(A, M == "jacobi")
         peer = cupy_cg(A, b_host, iterations, M == "jacobi")
         peer_ms = wall_ms(peer, repeat) / iterations if peer else None
         x_peer = peer().get() if peer else None
         for v in gl.variants("cg"):
             if v.backend != "cuda":
                 continue
+            per_iteration_bytes = gl.sparse.cg_iteration_bytes(A, M == "jacobi", v.id)
             res = gl.cg(dA, b, rtol=0.0, maxiter=iterations, M=M, variant=v.id)
             assert res.iterations == iterations, (v.name, res.iterations)
             ms = wall_ms(lambda: gl.cg(dA, b, rtol=0.0, maxiter=iterations, M=M,
@@ -157,6 +158,7 @@ def cg_ladder(A, iterations, repeat):
                          "residual": float(res.residuals[-1]),
                          "cupy_ms_per_iteration": peer_ms,
                          "over_cupy": peer_ms / ms if peer_ms else None,
+                         "time_over_cupy": ms / peer_ms if peer_ms else None,
                          "x_rel_diff_vs_cupy": diff})
     return rows
 
@@ -177,14 +179,15 @@ def summarize(results):
 
 
 def main():
-    args = ladder_args()
+    args = ladder_args(extra=lambda p: p.add_argument(
+        "--cg-only", action="store_true", help="the cg ladder alone, into sparse_lab_cg.json"))
     settings = {"repeat": args.repeat, "poisson_n": 256 if args.quick else 4096,
                 "powerlaw_rows": 2**14 if args.quick else 2**22, "powerlaw_mean": 15,
                 "dtype": "float32"}
     ceilings = gl.ceilings()
     memory = gl.device_info()["total_memory"]
     print(gl.device_info()["name"], settings, "copy", ceilings["copy_gbps"], "GB/s")
-    matrices = {
+    matrices = {} if args.cg_only else {
         "poisson2d": gl.sparse.poisson2d(settings["poisson_n"], dtype=np.float32),
         "powerlaw": gl.sparse.powerlaw(settings["powerlaw_rows"], settings["powerlaw_mean"],
                                        seed=0, dtype=np.float32),
@@ -194,9 +197,10 @@ def main():
         results[name] = ladder(name, A, args.repeat, memory)
         print(name, A, results[name]["advice"]["reason"])
         print(gl.Table(results[name]["ladder"]))
-    results["spmm"] = [row for name, A in matrices.items()
-                       for row in spmm_ladder(name, A, args.repeat)]
-    print(gl.Table(results["spmm"]))
+    if not args.cg_only:
+        results["spmm"] = [row for name, A in matrices.items()
+                           for row in spmm_ladder(name, A, args.repeat)]
+        print(gl.Table(results["spmm"]))
     n = 256 if args.quick else 4096
     iterations = 20 if args.quick else 200
     settings.update(cg_n=n, cg_iterations=iterations, cg_dtype="float64")
@@ -208,9 +212,10 @@ def main():
         best = min(results["cg"], key=lambda r: r["ms_per_iteration"])
         summary["cg"] = {"best": f"{best['variant']} M={best['M']}",
                          "best_ms_per_iteration": best["ms_per_iteration"],
-                         "best_over_cupy": best["over_cupy"]}
+                         "best_over_cupy": best["over_cupy"],
+                         "best_time_over_cupy": best["time_over_cupy"]}
     print(summary)
-    save("sparse_lab", settings, {"copy_gbps": ceilings["copy_gbps"], "summary": summary,
+    save("sparse_lab_cg" if args.cg_only else "sparse_lab", settings, {"copy_gbps": ceilings["copy_gbps"], "summary": summary,
                                   **results})
 
 

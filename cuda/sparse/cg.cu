@@ -1,6 +1,7 @@
-// Conjugate gradients (S3 11.5, issue 14), the lab's entry point glc_cg: four ladders of the same
-// solve on the CSR matrix, from a kernel per operation with the scalars read back every iteration
-// to fused passes and one reduction point per iteration.
+// Conjugate gradients (S3 11.5, issue 14), the lab's entry point glc_cg: five rungs of the same
+// solve, from a kernel per operation on the CSR matrix with the scalars read back every iteration
+// to fused passes, one reduction point per iteration, and A stored by its diagonals with two
+// passes an iteration (cg_dia_kernels.cuh).
 //
 // Byte model per iteration (benchmarks/NOTES.md, "Sparse lab: cg"): the SpMV reads the CSR
 // arrays and gathers p; each vector pass reads or writes n elements per vector it touches. The
@@ -8,10 +9,12 @@
 // block), so every variant but the merge path's atomics on rows cut between threads is
 // deterministic; rows of at most 7 nonzeros (the Poisson matrices) are cut in at most two parts,
 // and a sum of two parts onto zero does not depend on their order.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
-#include "cg_kernels.cuh"
+#include "cg_dia_kernels.cuh"
 #include "cuda/core/resources.cuh"
 
 namespace {
@@ -74,10 +77,18 @@ class CgSolve {
 
   int run(int variant, const T *b, const T *x0, T *x) {
     x_ = x;
-    int code = setup_buffers(variant);
+    int code = cudaSuccess;
+    if (variant == GLC_CG_DIA_FUSED) {
+      code = dia_.build(a_, block_, stream_);
+      res_->diagonals = dia_.diagonals;
+      res_->dia_refused = dia_.refused;
+      if (code || dia_.refused) return code;
+    }
+    GLC_TRY(code, setup_buffers(variant));
     GLC_TRY(code, clock_.start(o_.phases != 0, stream_, res_->phase_ms));
     GLC_TRY(code, initial_residual(b, x0));
     GLC_TRY(code, variant == GLC_CG_PIPELINED ? pipelined_init(b) : init(b));
+    if (variant == GLC_CG_DIA_FUSED) GLC_TRY(code, memset(p_));  // p' of the first iteration
     if (code) return code;
     if (res_->zero_diagonal_row >= 0) return GLC_CUDA(cudaStreamSynchronize, stream_);
     if (variant == GLC_CG_TEXTBOOK) return textbook_loop();
@@ -94,12 +105,14 @@ class CgSolve {
   glc_cg_result *res_;
   cudaStream_t stream_;
   T *x_ = nullptr, *r_ = nullptr, *z_ = nullptr, *p_ = nullptr, *q_ = nullptr, *s_ = nullptr,
-    *dinv_ = nullptr;
+    *dinv_ = nullptr, *p_next_ = nullptr;
   double *partials_ = nullptr;
   CgState *state_ = nullptr;
   CgState *host_ = nullptr;  // two pinned slots the device's state is copied into
   int stride_ = 0;
-  unsigned vector_grid_ = 0, reduce_grid_ = 0, merge_grid_ = 0;
+  unsigned vector_grid_ = 0, reduce_grid_ = 0, merge_grid_ = 0, dia_step_grid_ = 0,
+           dia_update_grid_ = 0;
+  DiaMatrix<I, T> dia_;
   GlcDeviceBuffer vectors_, scalars_;
   GlcMappedBuffer pinned_;
   GlcEvents checks_;
@@ -115,9 +128,18 @@ class CgSolve {
       return glc_fail(cudaErrorInvalidConfiguration, "glc_cg(size)");
     reduce_grid_ = vector_grid_ < kReduceBlocksMax ? vector_grid_ : kReduceBlocksMax;
     stride_ = static_cast<int>(merge_grid_ > reduce_grid_ ? merge_grid_ : reduce_grid_);
+    int code = cudaSuccess;
+    if (variant == GLC_CG_DIA_FUSED) {
+      GLC_TRY(code, dia_grids());
+      if (code) return code;
+      stride_ =
+          std::max({stride_, static_cast<int>(dia_step_grid_), static_cast<int>(dia_update_grid_)});
+    }
     const size_t n = static_cast<size_t>(n_);
-    const int count = 3 + (variant == GLC_CG_PIPELINED) + 2 * jacobi();  // r p q [s] [z dinv]
-    int code = vectors_.allocate(n * count * sizeof(T), stream_);
+    // r p q [s] [p'] [z dinv]
+    const int count =
+        3 + (variant == GLC_CG_PIPELINED) + (variant == GLC_CG_DIA_FUSED) + 2 * jacobi();
+    GLC_TRY(code, vectors_.allocate(n * count * sizeof(T), stream_));
     GLC_TRY(code, scalars_.allocate(sizeof(CgState) + kSlots * stride_ * sizeof(double), stream_));
     GLC_TRY(code, pinned_.allocate(2 * sizeof(CgState)));
     GLC_TRY(code, checks_.create(2));
@@ -128,6 +150,7 @@ class CgSolve {
     q_ = v + 2 * n;
     v += 3 * n;
     if (variant == GLC_CG_PIPELINED) s_ = v, v += n;
+    if (variant == GLC_CG_DIA_FUSED) p_next_ = v, v += n;
     if (jacobi())
       z_ = v, dinv_ = v + n;
     else
@@ -258,6 +281,62 @@ class CgSolve {
                       indptr_, indices_, data_, in, out, partials_ + slot * stride_, state);
   }
 
+  // ---- variant 4: A by diagonals (cg_dia_kernels.cuh)
+
+  // cg_dia_step instantiated for at most KMax diagonals, the least of 4, 8, 16, 32 that holds
+  // the matrix's, and 32-bit row indices up to 2^30 rows (so that i + the grid's stride and i +
+  // any offset stay inside int).
+  template <int KMax, typename Run>
+  int with_dia_rows(Run run) {
+    if (n_ <= (1ll << 30)) return run(std::integral_constant<int, KMax>(), 0);
+    return run(std::integral_constant<int, KMax>(), 0ll);
+  }
+
+  // run(kmax, row): kmax an integral_constant, row a value of the row index's type.
+  template <typename Run>
+  int with_dia_kernel(Run run) {
+    const int k = dia_.offsets.count;
+    if (k <= 4) return with_dia_rows<4>(run);
+    if (k <= 8) return with_dia_rows<8>(run);
+    if (k <= 16) return with_dia_rows<16>(run);
+    return with_dia_rows<kDiaMaxDiagonals>(run);
+  }
+
+  // One wave of each pass's blocks (grid-stride loops): a grid past one wave would leave a tail
+  // of blocks with a whole share each.
+  int dia_grids() {
+    size_t step = 0, update = 0;
+    int code = with_dia_kernel([&](auto kmax, auto row) {
+      return glc_full_wave_blocks<cg_dia_step<decltype(kmax)::value, decltype(row), T>>(block_,
+                                                                                        &step);
+    });
+    if (!code && jacobi()) code = glc_full_wave_blocks<cg_update_r<T, true>>(block_, &update);
+    if (!code && !jacobi()) code = glc_full_wave_blocks<cg_update_r<T, false>>(block_, &update);
+    dia_step_grid_ = static_cast<unsigned>(std::min<size_t>(step, vector_grid_));
+    dia_update_grid_ = static_cast<unsigned>(std::min<size_t>(update, vector_grid_));
+    return code;
+  }
+
+  // Iteration k's pass 1: p into buffer k % 2 from p' in the other.
+  int dia_step(long long k) {
+    T *p = k % 2 ? p_next_ : p_;
+    const T *p_old = k % 2 ? p_ : p_next_;
+    return with_dia_kernel([&](auto kmax, auto row) {
+      return glc_launch(cg_dia_step<decltype(kmax)::value, decltype(row), T>, "cg_dia_step",
+                        dia_step_grid_, block_, stream_, n_, dia_.offsets,
+                        static_cast<const T *>(dia_.values.template as<T>()),
+                        static_cast<const T *>(z_), p_old, p, x_, q_, partials_ + kSlotPq * stride_,
+                        static_cast<const CgState *>(state_));
+    });
+  }
+
+  template <bool Jacobi>
+  int dia_update() {
+    return glc_launch(cg_update_r<T, Jacobi>, "cg_update_r", dia_update_grid_, block_, stream_, n_,
+                      r_, static_cast<const T *>(q_), static_cast<const T *>(dinv_), z_, partials_,
+                      stride_, static_cast<const CgState *>(state_));
+  }
+
   // ---- variant 0: scalars on the host, read back twice per iteration
 
   int host_dot(const T *a, const T *b, int which) {
@@ -330,7 +409,7 @@ class CgSolve {
   // has an interval's work queued. Kernels launched after the device decided to stop return at
   // once, so x is the stopping iteration's whatever the lag.
 
-  int iteration(int variant) {
+  int iteration(int variant, long long k) {
     const int c = static_cast<int>(reduce_grid_), m = static_cast<int>(merge_grid_);
     const double *alpha = &state_->alpha, *beta = &state_->beta;
     int code = clock_.begin();
@@ -377,6 +456,16 @@ class CgSolve {
       GLC_TRY(code, vector_launch(cg_update_p<T>, "cg_update_p", n_, static_cast<const T *>(z_), p_,
                                   q_, static_cast<const CgState *>(state_)));
       GLC_TRY(code, clock_.mark(kUpdates));
+    } else if (variant == GLC_CG_DIA_FUSED) {
+      GLC_TRY(code, dia_step(k));
+      GLC_TRY(code, clock_.mark(kOperator));
+      GLC_TRY(code, scalars(kAlpha, 0, 0, static_cast<int>(dia_step_grid_), 0));
+      GLC_TRY(code, clock_.mark(kReductions));
+      GLC_TRY(code, jacobi() ? dia_update<true>() : dia_update<false>());
+      GLC_TRY(code, clock_.mark(kUpdates));
+      const int u = static_cast<int>(dia_update_grid_);
+      GLC_TRY(code, scalars(kBeta, u, jacobi() ? u : 0, 0, 0));
+      GLC_TRY(code, clock_.mark(kReductions));
     } else {
       GLC_TRY(code, jacobi()
                         ? reduce_launch(cg_pipelined_update<T, true>, "cg_pipelined_update", n_, x_,
@@ -399,7 +488,7 @@ class CgSolve {
     int code = cudaSuccess, pending = -1, checks = 0;
     bool stopped = false;
     for (long long k = 1; !code && !stopped && k <= o_.maxiter; k++) {
-      code = iteration(variant);
+      code = iteration(variant, k);
       GLC_TRY(code, clock_.flush());
       if (code || (k % o_.check_every != 0 && k != o_.maxiter)) continue;
       const int slot = checks++ & 1;
@@ -415,6 +504,10 @@ class CgSolve {
       }
       pending = slot;
     }
+    if (variant == GLC_CG_DIA_FUSED)
+      GLC_TRY(code, vector_launch(cg_dia_finish_x<T>, "cg_dia_finish_x", n_, x_,
+                                  static_cast<const T *>(p_), static_cast<const T *>(p_next_),
+                                  static_cast<const CgState *>(state_)));
     GLC_TRY(code, GLC_CUDA(cudaStreamSynchronize, stream_));
     if (code) return code;
     if (!stopped && pending >= 0) record(host_[pending]);
@@ -451,6 +544,7 @@ extern "C" int glc_cg(int variant, int block, const glc_csr *a, const void *b, c
     case GLC_CG_DEVICE_SCALARS:
     case GLC_CG_FUSED:
     case GLC_CG_PIPELINED:
+    case GLC_CG_DIA_FUSED:
       break;
     default:
       return glc_fail(cudaErrorInvalidValue, "glc_cg(variant)");
@@ -472,7 +566,8 @@ extern "C" int glc_cg(int variant, int block, const glc_csr *a, const void *b, c
   result->count = 0;
   result->iterations = 0;
   result->zero_diagonal_row = -1;
-  result->converged = result->breakdown = 0;
+  result->diagonals = 0;
+  result->converged = result->breakdown = result->dia_refused = 0;
   for (double &ms : result->phase_ms) ms = 0;
   if (a->rows == 0) {
     result->converged = 1;

@@ -43,6 +43,8 @@ enum glc_cg_variant {
   GLC_CG_DEVICE_SCALARS = 1, /* the same kernels reading alpha and beta from device memory */
   GLC_CG_FUSED = 2,          /* x, r (and z) in one pass with both dots; SpMV fused with p.Ap */
   GLC_CG_PIPELINED = 3,      /* Chronopoulos-Gear: one reduction point per iteration */
+  GLC_CG_DIA_FUSED = 4,      /* A by its diagonals (DIA, built in the call); p's update and the
+                                last x update inside the SpMV: 2 passes a iteration */
   /* CPU ladder */
   GLC_CG_CPU_SERIAL = 100
 };
@@ -80,17 +82,23 @@ typedef struct {
   int phases;            /* 1: time each phase with events (a host wait per iteration) */
 } glc_cg_options;
 
+/* Variant 4 stores A by diagonals: at most this many distinct offsets col - row. */
+#define GLC_CG_DIA_MAX_DIAGONALS 32
+
 /* What a solve reports. residuals (the caller's host array of capacity >= maxiter /
  * check_every + 2 entries) receives ||r||_2 at iteration 0, at every check_every-th iteration
  * and at the last one; count says how many. phase_ms: operator, reductions and vector updates
  * (zeros unless options.phases). zero_diagonal_row: -1, or a row whose diagonal is zero (with
  * jacobi, found before any iteration; x is then left unsolved). breakdown: p.Ap was zero or not
- * finite, which stops the solve unconverged. */
+ * finite, which stops the solve unconverged. diagonals (variant 4): the distinct diagonals of A,
+ * or GLC_CG_DIA_MAX_DIAGONALS + 1 for more; dia_refused: 1 when the variant refused A (more
+ * than GLC_CG_DIA_MAX_DIAGONALS diagonals, or DIA arrays of more bytes than the CSR arrays they
+ * replace), before any iteration, x left unsolved. */
 typedef struct {
   double *residuals;
   size_t capacity, count;
-  long long iterations, zero_diagonal_row;
-  int converged, breakdown;
+  long long iterations, zero_diagonal_row, diagonals;
+  int converged, breakdown, dia_refused;
   double phase_ms[3];
 } glc_cg_result;
 

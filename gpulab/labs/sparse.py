@@ -560,13 +560,32 @@ class CgResult(NamedTuple):
 PHASES = ("operator", "reductions", "updates")
 
 
-def cg_iteration_bytes(A, jacobi=False):
+_CG_DIA = 4  # cuda/sparse/sparse.h's GLC_CG_DIA_FUSED
+
+
+def dia_offsets(A):
+    """The distinct diagonals of A, as sorted offsets col - row of its stored entries (from the
+    host's copy of the index arrays): the DIA layout cg's dia_fused builds holds one array of
+    A.shape[0] values per offset."""
+    A = _as_csr(A)
+    indptr = np.asarray(A.indptr.get() if A.on_device else A.indptr, np.int64)
+    indices = np.asarray(A.indices.get() if A.on_device else A.indices, np.int64)
+    rows = np.repeat(np.arange(A.shape[0], dtype=np.int64), np.diff(indptr))
+    return np.unique(indices - rows)
+
+
+def cg_iteration_bytes(A, jacobi=False, variant=None):
     """The bytes one CG iteration must move at least, under the byte model of benchmarks/NOTES.md
     ("Sparse lab: cg"): the SpMV's (spmv_bytes), and 8 vector passes of n values -- x and r read
     and written, p read twice and written once, Ap read once (p.Ap fused into the SpMV, r.r into
-    r's update) -- plus 3 with Jacobi (its inverse diagonal read, z written and read)."""
+    r's update) -- plus 3 with Jacobi (its inverse diagonal read, z written and read). For
+    variant dia_fused (4, or its name), what its two passes move: its k diagonals of n values and
+    9 vector passes (z, p', x read and p, x, Ap written with the SpMV; r, Ap read and r written),
+    plus 2 with Jacobi (dinv read, z written)."""
     A = _as_csr(A)
     n, v = A.shape[0], A.dtype.itemsize
+    if variant in (_CG_DIA, "dia_fused"):
+        return v * n * (len(dia_offsets(A)) + 9 + (2 if jacobi else 0))
     return spmv_bytes(A) + v * n * (8 + (3 if jacobi else 0))
 
 
@@ -602,10 +621,10 @@ def _cg_maxiter(A, maxiter):
     return 10 * _as_csr(A).shape[0] if maxiter is None else _cg_int("maxiter", maxiter, 0)
 
 
-def _cg_cost(A, b, x0=None, rtol=1e-5, atol=0.0, maxiter=None, M="jacobi", **_):
+def _cg_cost(A, b, x0=None, rtol=1e-5, atol=0.0, maxiter=None, M="jacobi", variant=None, **_):
     A = _as_csr(A)
     k = _cg_maxiter(A, maxiter)
-    return Cost(bytes=k * cg_iteration_bytes(A, M == "jacobi"),
+    return Cost(bytes=k * cg_iteration_bytes(A, M == "jacobi", variant),
                 flops=k * (2 * A.nnz + 12 * A.shape[0]))
 
 
@@ -661,7 +680,9 @@ def cg(A, b, x0=None, rtol=1e-5, atol=0.0, maxiter=None, M="jacobi", variant=Non
     launches: the events do not synchronize the phases, but each timed iteration ends with a
     wait for its last event, so the total is slower than an untimed solve. `variant`: None (the
     best where it runs), an id or a name from ``gl.variants("cg")``; `block`: threads per block
-    of the CUDA variants."""
+    of the CUDA variants. Variant dia_fused stores A by its diagonals (gl.sparse.dia_offsets) and
+    refuses, with a ValueError, a matrix of more than 32 diagonals or one whose diagonals would
+    take more bytes than its CSR arrays."""
     A = _as_csr(A)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"A must be square for cg, got {A.shape[0]} x {A.shape[1]}")

@@ -299,7 +299,8 @@ def test_ladder_order_and_ids():
         (0, "row_per_block"), (1, "register_tiled"), (2, "cusparse"), (100, "serial"),
         (101, "openmp")]
     assert [(v.id, v.name) for v in gl.variants("cg")] == [
-        (0, "textbook"), (1, "device_scalars"), (2, "fused"), (3, "pipelined"), (100, "serial")]
+        (0, "textbook"), (1, "device_scalars"), (2, "fused"), (3, "pipelined"), (4, "dia_fused"),
+        (100, "serial")]
     assert [v.name for v in gl.variants("cg") if v.best] == ["fused", "serial"]
 
 

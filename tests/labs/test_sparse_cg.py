@@ -2,7 +2,9 @@
 NumPy CG of the same algorithm (tests/references/sparse.py), its solutions against
 scipy.sparse.linalg.cg, with and without the Jacobi preconditioner, float32 and float64, int32 and
 int64 indices, from NumPy and from device inputs; x0; the residual history and check_every;
-sizes 0 and 1; breakdown; the errors, which name their argument."""
+sizes 0 and 1; breakdown; the errors, which name their argument. dia_fused (A by its
+diagonals) takes the problems with at most 32 diagonals and refuses the others with a ValueError
+(tests/references/sparse.py's dia_refusal says which)."""
 
 import numpy as np
 import pytest
@@ -21,10 +23,18 @@ MS = [None, "jacobi"]
 def spd_problems(rng, dtype, index):
     """(label, A, b): small symmetric positive definite matrices of modest condition number --
     the shifted 2D and 3D Laplacians, a random SPD banded one with a varying diagonal (Jacobi
-    differs from none), and one with rows of 9 to 40 entries (merge-path shares cut rows in three
-    or more parts) -- and a random b."""
+    differs from none), one with rows of 9 to 40 entries (merge-path shares cut rows in three
+    or more parts), and a shifted Laplacian whose every entry is stored as two halves, columns
+    reversed within each row (summed, as scipy does) -- and a random b."""
     out = [("poisson2d_7+1", gl.sparse.poisson2d(7, dtype=dtype, shift=1.0)),
            ("poisson3d_5+2", gl.sparse.poisson3d(5, dtype=dtype, shift=2.0))]
+    P = gl.sparse.poisson2d(6, dtype=dtype, shift=1.0)
+    halves_indptr = np.concatenate(([0], np.cumsum(2 * np.diff(P.indptr))))
+    rows = [slice(P.indptr[i], P.indptr[i + 1]) for i in range(P.shape[0])]
+    halves_indices = np.concatenate([np.tile(P.indices[r][::-1], 2) for r in rows])
+    halves_data = np.concatenate([np.tile(P.data[r][::-1] / 2, 2) for r in rows]).astype(dtype)
+    out.append(("poisson2d_6_halves", gl.CSR(halves_indptr, halves_indices, halves_data,
+                                             shape=P.shape)))
     n = 301
     B = sp.random(n, n, density=0.03, random_state=np.random.RandomState(int(rng.integers(1 << 30))))
     S = B + B.T
@@ -40,6 +50,13 @@ def spd_problems(rng, dtype, index):
 
 
 def run(v, where, A, b, **kw):
+    """gl.cg's result with x on the host; None where dia_fused refuses A (after checking that it
+    does, with a ValueError that says why)."""
+    refusal = ref.dia_refusal(A) if v.name == "dia_fused" else None
+    if refusal:
+        with pytest.raises(ValueError, match="at most 32" if refusal == "more" else "more bytes"):
+            gl.cg(A.to_device() if where == "device" else A, placed(where, b), variant=v.id, **kw)
+        return None
     res = gl.cg(A.to_device() if where == "device" else A, placed(where, b), variant=v.id, **kw)
     assert isinstance(res, gl.CgResult)
     x = res.x
@@ -62,6 +79,8 @@ def test_first_iterates_match_the_float64_reference(v, where):
                 for M in MS:
                     for k in (1, 2, 4):
                         res = run(v, where, A, b, rtol=0.0, maxiter=k, M=M)
+                        if res is None:
+                            continue
                         assert res.iterations == k and not res.converged, (label, M, k, res)
                         assert res.residuals.size == k + 1
                         try:
@@ -84,6 +103,8 @@ def test_solution_matches_scipy(v, where):
             assert info == 0
             for M in MS:
                 res = run(v, where, A, b, rtol=rtol, M=M)
+                if res is None:
+                    continue
                 assert res.converged and not res.breakdown, (label, M, res.iterations)
                 _, k_ref, _ = ref.cg_reference(A, b, rtol=rtol, jacobi=M == "jacobi")
                 assert abs(res.iterations - k_ref) <= 2, (label, M, res.iterations, k_ref)
@@ -201,3 +222,45 @@ def test_variants_agree_on_poisson():
             slack = 2 if dtype == np.float64 else max(6, k_ref // 10)
             assert res.converged and abs(res.iterations - k_ref) <= slack, \
                 (v.name, np.dtype(dtype), res.iterations, k_ref)
+
+
+def band(n, offsets, dtype):
+    """A symmetric positive definite band matrix: -0.05 on the diagonals at +-offsets under a
+    diagonal of 4 that dominates them."""
+    off = sp.diags([np.full(n - k, -0.05) for k in offsets], list(offsets))
+    return gl.CSR((off + off.T + sp.diags(np.full(n, 4.0))).tocsr().astype(dtype))
+
+
+@pytest.mark.gpu
+def test_dia_fused_on_its_shapes_and_refusals():
+    """dia_fused's kernel for each bound on the diagonals (1 diagonal: the 4 kernel; 9: 16; 31:
+    32) follows the float64 reference's first iterates and converges; 33 diagonals, and 3
+    diagonals too empty to take fewer bytes than CSR, are refused with a ValueError."""
+    v = next(v for v in gl.variants("cg") if v.name == "dia_fused")
+    rng = np.random.default_rng(17)
+    T = sp.diags([-np.ones(29), 2.5 * np.ones(30), -np.ones(29)], [-1, 0, 1])
+    shapes = [("one", gl.CSR(sp.diags(rng.uniform(1, 2, 40)).tocsr())),
+              ("nine_point", gl.CSR(sp.kron(T, T).tocsr())),
+              ("band_31", band(300, range(1, 16), np.float64))]
+    for dtype in (np.float64, np.float32):
+        for label, A in shapes:
+            A = A.astype(dtype)
+            assert ref.dia_refusal(A) is None, label
+            b = rng.standard_normal(A.shape[0]).astype(dtype)
+            for M in MS:
+                for k in (1, 3):
+                    res = gl.cg(A, b, rtol=0.0, maxiter=k, M=M, variant=v.id)
+                    ref.check_cg(res, A, b, None, 0.0, 0.0, k, M)
+                res = gl.cg(A, b, rtol=1e-5, M=M, variant=v.id)
+                assert res.converged, (label, M)
+                ref.check_cg(res, A, b, None, 1e-5, 0.0, None, M)
+    wide = band(300, range(1, 17), np.float64)
+    assert ref.dia_refusal(wide) == "more"
+    with pytest.raises(ValueError, match="at most 32"):
+        gl.cg(wide, np.ones(300), variant=v.id)
+    corner = sp.diags(np.full(100, 3.0)).tolil()
+    corner[0, 99] = corner[99, 0] = 0.5
+    corner = gl.CSR(corner.tocsr())
+    assert ref.dia_refusal(corner) == "bytes"
+    with pytest.raises(ValueError, match="3 diagonals of 100 rows would take more bytes"):
+        gl.cg(corner, np.ones(100), variant=v.id)

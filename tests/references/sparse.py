@@ -204,3 +204,21 @@ def check_cg(got, A, b, x0=None, rtol=1e-5, atol=0.0, maxiter=None, M="jacobi"):
 
 
 CHECKS = {"spmv": check_spmv, "spmm": check_spmm, "cg": check_cg}
+
+
+DIA_MAX_DIAGONALS = 32  # cuda/sparse/sparse.h's GLC_CG_DIA_MAX_DIAGONALS
+
+
+def dia_refusal(A):
+    """Why cg variant dia_fused refuses A, from its stored arrays: "more" (more than 32 distinct
+    offsets col - row), "bytes" (k diagonals of n values would take more bytes than the CSR
+    arrays: nnz values and indices and n + 1 row pointers), or None when it takes A."""
+    indptr = np.asarray(A.indptr, np.int64)
+    rows = np.repeat(np.arange(A.shape[0], dtype=np.int64), np.diff(indptr))
+    k = np.unique(np.asarray(A.indices, np.int64) - rows).size
+    if k > DIA_MAX_DIAGONALS:
+        return "more"
+    value, index = np.dtype(A.dtype).itemsize, np.dtype(A.index_dtype).itemsize
+    if k * A.shape[0] * value > A.nnz * (value + index) + (A.shape[0] + 1) * index:
+        return "bytes"
+    return None

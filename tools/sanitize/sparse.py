@@ -70,9 +70,10 @@ def main():
     done("sanitize/sparse", calls)
 
 
-def cg_matrices(dtype, index):
+def cg_matrices(dtype, index, dia=False):
     """Small SPD matrices for cg: 0 x 0, 1 x 1, the shifted 2D Laplacian of 5 x 5 and one with
-    rows of up to 39 entries."""
+    rows of up to 39 entries (which dia_fused refuses); with dia, the shifted 3D Laplacian of 3^3
+    and a band of 31 diagonals too (dia_fused's kernels for up to 8 and 32 diagonals)."""
     import scipy.sparse as sp
     n = 77
     band = sp.diags([np.full(n - k, -0.1) for k in range(1, 20)], list(range(1, 20)))
@@ -80,6 +81,10 @@ def cg_matrices(dtype, index):
     out = [gl.CSR(np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0), shape=(0, 0)),
            gl.CSR(np.array([0, 1]), np.array([0]), np.array([3.0]), shape=(1, 1)),
            gl.sparse.poisson2d(5, shift=1.0), gl.CSR(wide)]
+    if dia:
+        narrow = sp.diags([np.full(n - k, -0.1) for k in range(1, 16)], list(range(1, 16)))
+        out += [gl.sparse.poisson3d(3, shift=1.0),
+                gl.CSR((narrow + narrow.T + sp.diags(np.linspace(4.0, 8.0, n))).tocsr())]
     return [gl.CSR(A.indptr.astype(index), A.indices.astype(index), A.data.astype(dtype),
                    shape=A.shape) for A in out]
 
@@ -92,7 +97,14 @@ def cg_calls(args, rng):
         blocks = v.tunables.get("block", {}).get("values", [None])
         for dtype in (np.float32, np.float64):
             for index in (np.int32, np.int64):
-                for A in cg_matrices(dtype, index):
+                for A in cg_matrices(dtype, index, v.name == "dia_fused"):
+                    if v.name == "dia_fused" and ref.dia_refusal(A):
+                        try:  # the refusal, before any kernel of the solve
+                            gl.cg(A.to_device(), gl.to_device(np.ones(A.shape[0], dtype)),
+                                  variant=v.id)
+                        except ValueError:
+                            continue
+                        sys.exit(f"dia_fused took {A}, which it should refuse")
                     n = A.shape[0]
                     b = rng.standard_normal(n).astype(dtype)
                     x0 = rng.standard_normal(n).astype(dtype)

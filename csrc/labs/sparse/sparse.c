@@ -244,7 +244,18 @@ static PyObject *py_cg(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (p.result.residuals == NULL) return PyErr_NoMemory();
   PyObject *x = gl_operands_run(&cg_op, args, args[5], args[6], &p);
   PyObject *out = NULL;
-  if (x != NULL && p.result.zero_diagonal_row >= 0) {
+  if (x != NULL && p.result.dia_refused) {
+    if (p.result.diagonals > GLC_CG_DIA_MAX_DIAGONALS)
+      PyErr_Format(PyExc_ValueError,
+                   "cg variant 'dia_fused' stores A by its diagonals, at most %d of them, but A "
+                   "has more (use variant 'fused')",
+                   GLC_CG_DIA_MAX_DIAGONALS);
+    else
+      PyErr_Format(PyExc_ValueError,
+                   "cg variant 'dia_fused' stores A by its diagonals: A's %lld diagonals of %zd "
+                   "rows would take more bytes than its CSR arrays (use variant 'fused')",
+                   p.result.diagonals, p.cols);
+  } else if (x != NULL && p.result.zero_diagonal_row >= 0) {
     PyErr_Format(PyExc_ValueError,
                  "M='jacobi' needs a nonzero diagonal, but A[%lld, %lld] is zero (use M=None)",
                  p.result.zero_diagonal_row, p.result.zero_diagonal_row);

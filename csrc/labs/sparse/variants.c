@@ -216,6 +216,18 @@ static const gl_variant cg_variants[] = {
                 "(cg_inverse_diagonal cg_jacobi spmv_csr_merge_path cg_residual_init)",
      .dtypes = GL_FLOATS,
      .tunables = BLOCK_TUNABLE},
+    {.id = GLC_CG_DIA_FUSED,
+     .name = "dia_fused",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "A stored by its diagonals (DIA, built in the call; at most 32, in fewer bytes "
+                "than the CSR arrays, else a ValueError), p's update and the previous x update "
+                "inside the SpMV: 2 passes and 2 reductions an iteration, no indices read.",
+     .seed = "S3 11.5 step 4; Saad, Iterative Methods 3.4 (DIA)",
+     .kernels = "dia_find_offsets dia_fill cg_dia_step cg_update_r cg_dia_finish_x "
+                "cg_dot_partials cg_scalars "
+                "(cg_inverse_diagonal cg_jacobi spmv_csr_merge_path cg_residual_init)",
+     .dtypes = GL_FLOATS,
+     .tunables = BLOCK_TUNABLE},
     {.id = GLC_CG_CPU_SERIAL,
      .name = "serial",
      .backend = GL_BACKEND_CPU,

@@ -300,8 +300,7 @@ PLANTS: List[Plant] = [
     Plant("sparse-dia-offsets-missing-syncthreads", "sparse",
           "missing __syncthreads() between the shared table's inserts and its flush",
           "cuda/sparse/dia.cuh", after="__global__ void dia_find_offsets(",
-          find="  __syncthreads();
-  if (threadIdx.x == 0 && block_full)",
+          find="  __syncthreads();\n  if (threadIdx.x == 0 && block_full)",
           replace="  if (threadIdx.x == 0 && block_full)",
           tool="racecheck", driver=("sparse.py", "--only", "cg:4", "--inputs", "device")),
     # The fused filter storing one row too many: the last tile of an image whose height is not a

@@ -287,6 +287,13 @@ PLANTS: List[Plant] = [
           find="  if (lane == 0) warp_sums[warp] = v;\n  __syncthreads();\n",
           replace="  if (lane == 0) warp_sums[warp] = v;\n",
           tool="racecheck", driver=("sparse.py", "--only", "cg:2", "--inputs", "device")),
+    # counted_staged's count reading a tile's 16 mask bytes in one load where fewer than 16 are
+    # left: past the end of the mask on the last, partial tile.
+    Plant("compact-counted-mask-vector-past-end", "scan", "16-byte mask load past the end",
+          "cuda/scan/compact.cu", after="count_kept_tiles(",
+          find="if (mask_vectors && first + per <= n) {",
+          replace="if (mask_vectors && first < n) {",
+          tool="memcheck", driver=("scan.py", "--only", "compact:4")),
     # dia_fused's SpMV taking one diagonal slot past the matrix's (the predicate on the slot
     # off by one): on the 5-point Laplacian (5 diagonals, the 8-slot kernel) row i reads
     # values[5 n + i], past the DIA arrays' own allocation.

@@ -7,6 +7,8 @@
 //  1 single_pass: one pass on the decoupled look-back over the tiles' counts.
 //  3 staged: single_pass with the tile's kept elements gathered in shared memory, in order, and
 //    written out as contiguous runs of 16-byte stores (see compact_staged).
+//  4 counted_staged: three_pass's count, scan and scatter, the count reading only the mask (where
+//    there is one) and the scatter staged's tile with its offset from the scan.
 #include "cuda/core/launch.cuh"
 #include "cuda/core/resources.cuh"
 #include "families.cuh"
@@ -281,19 +283,16 @@ constexpr int staged_min_blocks() {
   return IndexOut ? 6 : sizeof(T) == 8 ? 5 : 0;
 }
 
-// Variant 3: single_pass's tiles and look-back, the write-out staged (above).
-template <bool IndexOut, typename T, typename Status>
-__global__ void __launch_bounds__(glc_tile_threads, staged_min_blocks<IndexOut, T>())
-    compact_staged(const T *x, const unsigned char *mask, size_t n, bool x_vectors, bool mask_words,
-                   void *out, long long *count, unsigned *tile_counter, size_t tiles,
-                   Status status) {
+// A tile's kept elements (or their offsets in the tile) placed in stage at their rank; returns
+// how many. Ends before any barrier that orders the staging: the caller's comes next.
+template <bool IndexOut, typename T>
+__device__ __forceinline__ int stage_kept(const T *x, const unsigned char *mask, size_t n,
+                                          size_t begin, bool x_vectors, bool mask_words,
+                                          typename staged_types<IndexOut, T>::Staged *stage) {
   using S = glc_tile_shape<T>;
   using Staged = typename staged_types<IndexOut, T>::Staged;
   using Scan = glc_tile_scan<glc_scan_sum, int, 1>;
   __shared__ typename Scan::Shared shared;
-  __shared__ __align__(16) Staged stage[S::tile];
-  const size_t tile = claim_tile(tile_counter);
-  const size_t begin = tile * S::tile;
   T v[glc_tile_rounds][S::vec];
   const unsigned bits = load_kept_bits<T>(x, mask, n, begin, x_vectors, mask_words, v);
   constexpr unsigned group = (1u << S::vec) - 1u;
@@ -313,10 +312,104 @@ __global__ void __launch_bounds__(glc_tile_threads, staged_min_blocks<IndexOut, 
       else
         stage[at] = static_cast<Staged>(v[r][k]);
     }
+  return kept;
+}
+
+// Variant 3: single_pass's tiles and look-back, the write-out staged (above).
+template <bool IndexOut, typename T, typename Status>
+__global__ void __launch_bounds__(glc_tile_threads, staged_min_blocks<IndexOut, T>())
+    compact_staged(const T *x, const unsigned char *mask, size_t n, bool x_vectors, bool mask_words,
+                   void *out, long long *count, unsigned *tile_counter, size_t tiles,
+                   Status status) {
+  using S = glc_tile_shape<T>;
+  __shared__ __align__(16) typename staged_types<IndexOut, T>::Staged stage[S::tile];
+  const size_t tile = claim_tile(tile_counter);
+  const size_t begin = tile * S::tile;
+  const int kept = stage_kept<IndexOut, T>(x, mask, n, begin, x_vectors, mask_words, stage);
   // tile_offset's barrier also orders the staging before the write-out's reads
   const long long prefix = tile_offset(status, tile, tiles, static_cast<long long>(kept), count);
   write_staged<IndexOut, T>(out, prefix, kept, begin, stage);
 }
+// ---- end of variant 3 ----
+
+// ---- variant 4, counted_staged: three_pass's plan with staged's write-out ----
+// Pass 1 reads only what decides a tile's count (the mask's bytes where there is one, in one
+// 8- or 16-byte load a thread where aligned; x otherwise); pass 2 scans the counts in one block;
+// pass 3 is staged's tile with its offset read from the scan instead of looked back, so no tile
+// waits on another and no warp waits at a barrier for a look-back (56% of compact_staged's
+// stalls in ncu, benchmarks/NOTES.md).
+
+// The nonzero bytes of a 4-byte word, as 0-4.
+__device__ __forceinline__ int nonzero_bytes(unsigned w) { return __popc(__vcmpne4(w, 0u)) / 8; }
+
+// Pass 1: counts[b] = the kept elements of tile b.
+template <typename T>
+__global__ void __launch_bounds__(glc_tile_threads)
+    count_kept_tiles(const T *x, const unsigned char *mask, size_t n, bool x_vectors,
+                     bool mask_vectors, long long *counts) {
+  using S = glc_tile_shape<T>;
+  constexpr int per = S::tile / glc_tile_threads;  // mask bytes a thread: 16, or 8 for 8-byte T
+  static_assert(per == 16 || per == 8, "a thread's mask bytes in one load");
+  __shared__ int warp_totals[glc_tile_warps];
+  const size_t begin = blockIdx.x * S::tile;
+  int kept = 0;
+  if (mask != nullptr) {
+    const size_t first = begin + threadIdx.x * per;
+    if (mask_vectors && first + per <= n) {
+      unsigned w[per / 4];
+      if (per == 16) {
+        const uint4 q = __ldcs(reinterpret_cast<const uint4 *>(mask + first));
+        memcpy(w, &q, per);
+      } else {
+        const uint2 q = __ldcs(reinterpret_cast<const uint2 *>(mask + first));
+        memcpy(w, &q, per);
+      }
+#pragma unroll
+      for (int k = 0; k < per / 4; ++k) kept += nonzero_bytes(w[k]);
+    } else {
+      for (int k = 0; k < per; ++k) kept += first + k < n && mask[first + k] != 0;
+    }
+  } else {
+    T v[glc_tile_rounds][S::vec];
+    kept = __popc(load_kept_bits<T>(x, nullptr, n, begin, x_vectors, false, v));
+  }
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1)
+    kept += __shfl_xor_sync(0xffffffffu, kept, offset);
+  if (threadIdx.x % 32 == 0) warp_totals[threadIdx.x / 32] = kept;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    long long tile_total = 0;
+#pragma unroll
+    for (int w = 0; w < glc_tile_warps; ++w) tile_total += warp_totals[w];
+    counts[blockIdx.x] = tile_total;
+  }
+}
+
+// scatter_staged's fewest blocks a SM: staged's, but none for nonzero's tile, which fits 40
+// registers with the look-back and spills 48 bytes there without it (96 at a bound of 5): 64
+// registers, no spill (sm_90 and sm_80, nvcc 13.0; 8-byte elements spill 4-8 bytes at sm_80).
+template <bool IndexOut, typename T>
+constexpr int counted_min_blocks() {
+  return IndexOut ? 0 : staged_min_blocks<IndexOut, T>();
+}
+
+// Pass 3: tile b staged and written from offsets[b]; the last tile writes the count.
+template <bool IndexOut, typename T>
+__global__ void __launch_bounds__(glc_tile_threads, counted_min_blocks<IndexOut, T>())
+    scatter_staged(const T *x, const unsigned char *mask, size_t n, bool x_vectors, bool mask_words,
+                   void *out, const long long *offsets, long long *count) {
+  using S = glc_tile_shape<T>;
+  __shared__ __align__(16) typename staged_types<IndexOut, T>::Staged stage[S::tile];
+  const size_t begin = blockIdx.x * S::tile;
+  const int kept = stage_kept<IndexOut, T>(x, mask, n, begin, x_vectors, mask_words, stage);
+  const long long prefix = offsets[blockIdx.x];
+  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) *count = prefix + kept;
+  __syncthreads();  // the staging before the write-out's reads
+  write_staged<IndexOut, T>(out, prefix, kept, begin, stage);
+}
+// ---- end of variant 4 ----
+
 // ---- end of variant 3 ----
 
 template <bool IndexOut, typename T>
@@ -329,6 +422,21 @@ int compact_ours(int variant, size_t n, const T *x, const unsigned char *mask, v
   if (tiles > glc_max_grid_x) return glc_fail(cudaErrorInvalidValue, "glc_compact");
   GlcDeviceBuffer scratch;
   int code = 0;
+  // the mask's vec bytes beside each 16-byte vector of x in one load, where it is aligned
+  const bool mask_words = mask != nullptr && glc_all_aligned(S::vec, mask);
+  if (variant == GLC_COMPACT_COUNTED_STAGED) {
+    code = scratch.allocate(2 * tiles * sizeof(long long), stream);
+    long long *counts = scratch.as<long long>(), *offsets = counts + tiles;
+    const bool mask_vectors = mask != nullptr && glc_all_aligned(S::tile / glc_tile_threads, mask);
+    GLC_TRY(code, glc_launch(count_kept_tiles<T>, "count_kept_tiles", tiles, glc_tile_threads,
+                             stream, x, mask, n, vector_ok, mask_vectors, counts));
+    GLC_TRY(code, (glc_blelloch_one_block<glc_scan_sum, long long>(offsets_block, tiles, counts,
+                                                                   offsets, false, stream)));
+    GLC_TRY(code, glc_launch(scatter_staged<IndexOut, T>, "scatter_staged", tiles, glc_tile_threads,
+                             stream, x, mask, n, vector_ok, mask_words, out,
+                             static_cast<const long long *>(offsets), count));
+    return code;
+  }
   if (variant == GLC_COMPACT_THREE_PASS) {
     code = scratch.allocate(2 * tiles * sizeof(long long), stream);
     long long *counts = scratch.as<long long>(), *offsets = counts + tiles;
@@ -346,8 +454,6 @@ int compact_ours(int variant, size_t n, const T *x, const unsigned char *mask, v
   code = scratch.allocate(Scratch::bytes(tiles), stream);
   GLC_TRY(code, GLC_CUDA(cudaMemsetAsync, scratch.ptr, 0, Scratch::zeroed_bytes(tiles), stream));
   if (variant == GLC_COMPACT_STAGED) {
-    // the mask's vec bytes beside each 16-byte vector of x in one load, where it is aligned
-    const bool mask_words = mask != nullptr && glc_all_aligned(S::vec, mask);
     GLC_TRY(code,
             glc_launch(compact_staged<IndexOut, T, Status>, "compact_staged", tiles,
                        glc_tile_threads, stream, x, mask, n, vector_ok, mask_words, out, count,
@@ -361,7 +467,52 @@ int compact_ours(int variant, size_t n, const T *x, const unsigned char *mask, v
   return code;
 }
 
+// ---- the binding's sizing pass (glc_count_true) ----
+// The mask's nonzero bytes, 16 a thread a step where the mask is 16-byte aligned (one byte at a
+// time otherwise, and for the last n % 16), each block's sum added to *count (zeroed first).
+// CUB's DeviceReduce over a transform iterator read the mask a byte a thread at 2.1 TB/s (ncu,
+// benchmarks/NOTES.md, "Fifth session").
+__global__ void count_true(const unsigned char *mask, size_t n, bool vectors,
+                           unsigned long long *count) {
+  __shared__ unsigned long long warp_totals[glc_tile_warps];
+  const size_t first = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  const size_t words = vectors ? n / 16 : 0;
+  unsigned long long kept = 0;
+  for (size_t i = first; i < words; i += stride) {
+    const uint4 q = __ldcs(reinterpret_cast<const uint4 *>(mask) + i);
+    kept += nonzero_bytes(q.x) + nonzero_bytes(q.y) + nonzero_bytes(q.z) + nonzero_bytes(q.w);
+  }
+  for (size_t i = words * 16 + first; i < n; i += stride) kept += mask[i] != 0;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1)
+    kept += __shfl_xor_sync(0xffffffffu, kept, offset);
+  if (threadIdx.x % 32 == 0) warp_totals[threadIdx.x / 32] = kept;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long block_total = 0;
+    for (unsigned w = 0; w < blockDim.x / 32; ++w) block_total += warp_totals[w];
+    atomicAdd(count, block_total);
+  }
+}
+// ---- end of the sizing pass ----
+
 }  // namespace
+
+extern "C" int glc_count_true(size_t n, const unsigned char *mask, long long *count,
+                              glc_stream stream) {
+  if (n == 0 || mask == nullptr || !glc_all_aligned(sizeof(long long), count))
+    return glc_fail(cudaErrorInvalidValue, "glc_count_true");
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  size_t wave = 0;
+  int code = glc_full_wave_blocks<count_true>(glc_tile_threads, &wave);
+  const size_t blocks = std::min(wave, glc_blocks_to_cover((n + 15) / 16, glc_tile_threads));
+  GLC_TRY(code, glc_memset_async(count, 0, sizeof(long long), stream));
+  GLC_TRY(code, glc_launch(count_true, "count_true", static_cast<unsigned>(blocks),
+                           glc_tile_threads, s, mask, n, glc_all_aligned(16, mask),
+                           reinterpret_cast<unsigned long long *>(count)));
+  return code;
+}
 
 int glc_compact_ours(int variant, int dtype, size_t n, const void *x, const unsigned char *mask,
                      void *out, bool index_out, long long *count, cudaStream_t stream) {

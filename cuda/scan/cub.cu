@@ -37,12 +37,6 @@ struct is_nonzero {
   __host__ __device__ bool operator()(T v) const { return v != T(0); }
 };
 
-// A mask byte as a count: NumPy's bools are 0 or 1, but any non-zero byte is kept, as the
-// compaction kernels keep it.
-struct kept_count {
-  __host__ __device__ long long operator()(unsigned char b) const { return b != 0 ? 1 : 0; }
-};
-
 template <typename Op, typename In>
 int cub_scan(bool inclusive, size_t n, const In *x, void *out, cudaStream_t stream) {
   using Acc = typename glc_scan_acc<In, Op>::type;
@@ -104,18 +98,4 @@ int glc_compact_cub(int dtype, size_t n, const void *x, const unsigned char *mas
     using T = decltype(element);
     return cub_select<T>(n, static_cast<const T *>(x), mask, out, index_out, count, stream);
   });
-}
-
-extern "C" int glc_count_true(size_t n, const unsigned char *mask, long long *count,
-                              glc_stream stream) {
-  if (n == 0 || mask == nullptr || !glc_all_aligned(sizeof(long long), count))
-    return glc_fail(cudaErrorInvalidValue, "glc_count_true");
-  cudaStream_t s = static_cast<cudaStream_t>(stream);
-  auto flags = thrust::make_transform_iterator(mask, kept_count{});
-  const long long items = static_cast<long long>(n);
-  return glc_with_cub_scratch(
-      [&](void *temp, size_t &bytes) {
-        return GLC_CUDA(cub::DeviceReduce::Sum, temp, bytes, flags, count, items, s);
-      },
-      s);
 }

@@ -51,6 +51,7 @@ int compact_any(int variant, int dtype, size_t n, const void *x, const unsigned 
     case GLC_COMPACT_THREE_PASS:
     case GLC_COMPACT_SINGLE_PASS:
     case GLC_COMPACT_STAGED:
+    case GLC_COMPACT_COUNTED_STAGED:
       return glc_compact_ours(variant, dtype, n, x, mask, out, index_out, count, s);
     case GLC_COMPACT_CUB:
       return glc_compact_cub(dtype, n, x, mask, out, index_out, count, s);

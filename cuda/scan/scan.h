@@ -29,7 +29,8 @@ enum glc_compact_variant {
   GLC_COMPACT_THREE_PASS = 0,
   GLC_COMPACT_SINGLE_PASS = 1,
   GLC_COMPACT_CUB = 2,
-  GLC_COMPACT_STAGED = 3
+  GLC_COMPACT_STAGED = 3,
+  GLC_COMPACT_COUNTED_STAGED = 4
 };
 
 /* The one-block variants (0, 1) run the whole array through one block, a block-sized chunk at a
@@ -51,8 +52,8 @@ GLC_API int glc_compact(int variant, int dtype, size_t n, const void *x, const u
 
 /* *count (device memory, one int64) = how many of the n >= 1 mask bytes are not zero: the
  * binding's sizing pass, which lets a masked compaction on device arrays write straight into a
- * result of exactly that length. Through CUB's DeviceReduce (its launches are CUB's, not a
- * variant's). */
+ * result of exactly that length (compact.cu's count_true, one grid-stride pass of 16-byte loads;
+ * not a variant's launch). */
 GLC_API int glc_count_true(size_t n, const unsigned char *mask, long long *count,
                            glc_stream stream);
 

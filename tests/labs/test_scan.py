@@ -250,7 +250,8 @@ COMPACT_EMULATOR, needs_toolchain = emulator("compact.py")
 
 @needs_toolchain
 def test_staged_compaction_kernel_emulated_on_the_cpu():
-    """compact_staged's own source (variant 3 of compact and nonzero), run on the CPU by
+    """compact_staged's and counted_staged's own source (variants 3 and 4 of compact and nonzero;
+    variant 4's tile counts scanned on the host), run on the CPU by
     tools/emulate/compact.py (a std::thread per CUDA thread, warps' collectives and the block's
     barrier as std::barriers, blocks three at a time, the first of each stalled, so that the
     look-back meets unfinished predecessors): every dtype, with a mask, without (NaN kept, -0.0 dropped) and nonzero; 1 to
@@ -371,4 +372,5 @@ def test_ladder_order_and_ids():
         (100, "serial"), (101, "openmp_two_pass")]
     for op in ("compact", "nonzero"):
         assert [(v.id, v.name) for v in gl.variants(op)] == [
-            (0, "three_pass"), (1, "single_pass"), (3, "staged"), (2, "cub"), (100, "serial")]
+            (0, "three_pass"), (1, "single_pass"), (3, "staged"), (4, "counted_staged"), (2, "cub"),
+            (100, "serial")]

@@ -1,5 +1,6 @@
-"""Runs the staged compaction kernel's own source on the CPU (variant 3 of compact and nonzero,
-cuda/scan/compact.cu) through the host emulation in compact_host.cpp: every dtype, with a mask,
+"""Runs the staged compaction kernels' own source on the CPU (variants 3 and 4 of compact and
+nonzero, cuda/scan/compact.cu; variant 4's count scanned on the host; and count_true, the
+binding's sizing pass) through the host emulation in compact_host.cpp: every dtype, with a mask,
 without one (x != 0) and nonzero, over one tile and several, their sizes +-1, masks keeping
 nothing, everything, one element or a random share, with x, the mask and the result on and off
 16-byte boundaries, the look-back across blocks that run at once. A check of its flags, block
@@ -20,13 +21,16 @@ import host_toolchain
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 KERNEL = os.path.join(ROOT, "cuda", "scan", "compact.cu")
-# the parts of compact.cu the kernel needs: the look-back tiles' start and offset, and variant 3
+# the parts of compact.cu the kernels need: the look-back tiles' start and offset, and variants 3
+# and 4
 PARTS = (("// ---- the look-back tiles' start and offset", "// ---- end of the look-back tiles'"),
-         ("// ---- variant 3, staged", "// ---- end of variant 3 ----"))
+         ("// ---- variant 3, staged", "// ---- end of variant 3 ----"),
+         ("// ---- variant 4, counted_staged", "// ---- end of variant 4 ----"),
+         ("// ---- the binding's sizing pass", "// ---- end of the sizing pass"))
 
 
 def kernel_source(path=KERNEL):
-    """Variant 3's parts of compact.cu, each __shared__ variable a reference to the running
+    """Variants 3 and 4's parts of compact.cu, each __shared__ variable a reference to the running
     block's slot of emu_shared (compact_host.cpp)."""
     with open(path) as f:
         text = f.read()

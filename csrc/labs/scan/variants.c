@@ -156,6 +156,16 @@ static const gl_variant select_variants[] = {
      .kernels = "compact_staged",
      .dtypes = SCAN_DTYPES,
      .flags = GL_DETERMINISTIC},
+    {.id = GLC_COMPACT_COUNTED_STAGED,
+     .name = "counted_staged",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "three_pass's plan with staged's write-out: count each tile's kept elements "
+                "reading only the mask where there is one, scan the counts in one block, then "
+                "stage and write each tile from its offset: no tile waits on a look-back.",
+     .seed = "S3 5.3; Merrill & Garland 2016",
+     .kernels = "count_kept_tiles blelloch_one_block scatter_staged",
+     .dtypes = SCAN_DTYPES,
+     .flags = GL_DETERMINISTIC},
     {.id = GLC_COMPACT_CUB,
      .name = "cub",
      .backend = GL_BACKEND_CUDA,

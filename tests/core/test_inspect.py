@@ -124,8 +124,9 @@ def test_the_kernels_that_launch_are_the_ones_the_table_names(v):
     r = gl.inspect(v.op, v.id, sass=False)
     assert r.gpu_note is None and r.launches_counted > 0 or v.library
     if v.library:
-        # the library's kernels are launched by it, not through gpulab's launch: none noted
-        assert r.launched == set()
+        # the library's kernels are launched by it, not through gpulab's launch: none noted but
+        # the binding's own that the table names as some calls' (compaction's sizing count)
+        assert r.launched <= set(v.sometimes), (v.op, v.id, sorted(r.launched))
         return
     # Exactly the kernels the table names, but for those it marks as launched by some calls
     # only (in parentheses: a pass for another dtype, or range=None), which may be missing.

@@ -123,7 +123,8 @@ const gl_ladder gl_ladder_scan = {.op = "scan",
                                   .mode_arg = "op"};
 
 /* compact and nonzero share their kernels and so their ladder; only what is written differs
- * (the kept elements, or their indices). */
+ * (the kept elements, or their indices). count_true is the binding's sizing pass before a masked
+ * compaction (every variant's, the CUB rung's too), which nonzero never makes. */
 static const gl_variant select_variants[] = {
     {.id = GLC_COMPACT_THREE_PASS,
      .name = "three_pass",
@@ -132,7 +133,7 @@ static const gl_variant select_variants[] = {
                 "block, scatter the kept elements (compact) or their indices (nonzero) from each "
                 "tile's offset.",
      .seed = "S3 5.3",
-     .kernels = "count_tiles blelloch_one_block scatter_tiles",
+     .kernels = "count_tiles blelloch_one_block scatter_tiles (count_true)",
      .dtypes = SCAN_DTYPES,
      .flags = GL_DETERMINISTIC},
     {.id = GLC_COMPACT_SINGLE_PASS,
@@ -141,7 +142,7 @@ static const gl_variant select_variants[] = {
      .summary = "One pass: each tile's offset from a decoupled look-back over the tiles' counts; "
                 "the kept elements (compact) or their indices (nonzero) written at once.",
      .seed = "Merrill & Garland 2016",
-     .kernels = "compact_lookback",
+     .kernels = "compact_lookback (count_true)",
      .dtypes = SCAN_DTYPES,
      .flags = GL_BEST | GL_DETERMINISTIC},
     {.id = GLC_COMPACT_STAGED,
@@ -153,7 +154,7 @@ static const gl_variant select_variants[] = {
                 "of one scattered 4- or 8-byte store per kept element; flags as bits, the "
                 "mask's bytes beside each 16-byte load of x in one load.",
      .seed = "Merrill & Garland 2016",
-     .kernels = "compact_staged",
+     .kernels = "compact_staged (count_true)",
      .dtypes = SCAN_DTYPES,
      .flags = GL_DETERMINISTIC},
     {.id = GLC_COMPACT_COUNTED_STAGED,
@@ -161,9 +162,10 @@ static const gl_variant select_variants[] = {
      .backend = GL_BACKEND_CUDA,
      .summary = "three_pass's plan with staged's write-out: count each tile's kept elements "
                 "reading only the mask where there is one, scan the counts in one block, then "
-                "stage and write each tile from its offset: no tile waits on a look-back.",
+                "stage and write each tile from its offset: no tile waits on a look-back. The "
+                "counts' scan is variant 5's.",
      .seed = "S3 5.3; Merrill & Garland 2016",
-     .kernels = "count_kept_tiles blelloch_one_block scatter_staged",
+     .kernels = "count_kept_tiles decoupled_lookback scatter_staged (count_true)",
      .dtypes = SCAN_DTYPES,
      .flags = GL_DETERMINISTIC},
     {.id = GLC_COMPACT_CUB,
@@ -171,7 +173,7 @@ static const gl_variant select_variants[] = {
      .backend = GL_BACKEND_CUDA,
      .summary = "CUB's DeviceSelect: the reference.",
      .seed = "CCCL/CUB",
-     .kernels = "cub_select",
+     .kernels = "cub_select (count_true)",
      .library = "CUB DeviceSelect::Flagged, DeviceSelect::If",
      .dtypes = SCAN_DTYPES},
     {.id = 100,

@@ -63,6 +63,14 @@ enum glc_transpose_variant {
   GLC_TRANSPOSE_CPU_BLOCKED = 100
 };
 
+/* Variant 12's (multistage's) defaults, which glc_matmul_blocked_resolve fills in and the ladder's
+ * table (csrc/labs/linalg/variants.c) shows: the fastest of the 18 configurations at both 4096^3
+ * and 8192^3 on the H100 (benchmarks/results/linalg_sgemm_grid.json). */
+#define GLC_MULTISTAGE_DEFAULT_WARPS 4
+#define GLC_MULTISTAGE_DEFAULT_BK 8
+#define GLC_MULTISTAGE_DEFAULT_STAGES 2
+#define GLC_MULTISTAGE_DEFAULT_BM 128
+
 /* The matmul tunables; 0 means the variant's default. Each variant reads the ones it has. */
 typedef struct {
   int tile;       /* variants 2-3: the square shared tile (8, 16 or 32) */

@@ -6,7 +6,8 @@
 //    is fixed at 8 x 8);
 //  10 tf32_wmma: none (a 128 x 128 x 16 block tile);
 //  12 multistage: warps in {4, 8}, bk in {8, 16}, stages in {2, 3, 4}, bm in {128, 256},
-//    defaults 4, 8, 2, 128 (the block tile is bm x 128; the defaults are the fastest of the 18
+//    defaults GLC_MULTISTAGE_DEFAULT_* in linalg.h, 4, 8, 2, 128, which the ladder's table
+//    shows too (the block tile is bm x 128; the defaults are the fastest of the 18
 //    configurations at both 4096^3 and 8192^3 on the H100 at 5e0ccc8, after the whole-slice
 //    copies: benchmarks/results/linalg_sgemm_grid.json; bm = 256 was slower everywhere).
 //    bm = 256 takes warps = 8 only: 4 warps would hold 32 x 8 results a thread, past 255
@@ -47,10 +48,11 @@ int glc_matmul_blocked_resolve(int variant, glc_matmul_tunables *t) {
       break;
     }
     case GLC_MATMUL_MULTISTAGE: {
-      const bool warps = resolve_one(&t->warps, 4, 4, 8);
-      const bool bk = resolve_one(&t->bk, 8, 8, 16);
-      const bool stages = resolve_one(&t->stages, 2, 2, 3, 4);
-      const bool bm = resolve_one(&t->bm, 128, 128, 256) && (t->bm == 128 || t->warps == 8);
+      const bool warps = resolve_one(&t->warps, GLC_MULTISTAGE_DEFAULT_WARPS, 4, 8);
+      const bool bk = resolve_one(&t->bk, GLC_MULTISTAGE_DEFAULT_BK, 8, 16);
+      const bool stages = resolve_one(&t->stages, GLC_MULTISTAGE_DEFAULT_STAGES, 2, 3, 4);
+      const bool bm = resolve_one(&t->bm, GLC_MULTISTAGE_DEFAULT_BM, 128, 256) &&
+                      (t->bm == 128 || t->warps == 8);
       ok = warps && bk && stages && bm && t->bn == 0 && t->tm == 0 && t->tn == 0;
       break;
     }

@@ -144,7 +144,7 @@ static const gl_variant select_variants[] = {
      .seed = "Merrill & Garland 2016",
      .kernels = "compact_lookback (count_true)",
      .dtypes = SCAN_DTYPES,
-     .flags = GL_BEST | GL_DETERMINISTIC},
+     .flags = GL_DETERMINISTIC},
     {.id = GLC_COMPACT_STAGED,
      .name = "staged",
      .backend = GL_BACKEND_CUDA,
@@ -161,13 +161,12 @@ static const gl_variant select_variants[] = {
      .name = "counted_staged",
      .backend = GL_BACKEND_CUDA,
      .summary = "three_pass's plan with staged's write-out: count each tile's kept elements "
-                "reading only the mask where there is one, scan the counts in one block, then "
-                "stage and write each tile from its offset: no tile waits on a look-back. The "
-                "counts' scan is variant 5's.",
+                "reading only the mask where there is one, scan the counts (scan variant 5), "
+                "then stage and write each tile from its offset: no tile waits on a look-back.",
      .seed = "S3 5.3; Merrill & Garland 2016",
      .kernels = "count_kept_tiles decoupled_lookback scatter_staged (count_true)",
      .dtypes = SCAN_DTYPES,
-     .flags = GL_DETERMINISTIC},
+     .flags = GL_BEST | GL_DETERMINISTIC},
     {.id = GLC_COMPACT_CUB,
      .name = "cub",
      .backend = GL_BACKEND_CUDA,

@@ -302,14 +302,6 @@ PLANTS: List[Plant] = [
           find="if (d < offsets.count && j >= 0 && j < rows)",
           replace="if (d <= offsets.count && j >= 0 && j < rows)",
           tool="memcheck", driver=("sparse.py", "--only", "cg:4")),
-    # The DIA offsets pass without the barrier between the block's inserts into its shared table
-    # and the flush that reads the table's slots (atomic inserts, plain reads).
-    Plant("sparse-dia-offsets-missing-syncthreads", "sparse",
-          "missing __syncthreads() between the shared table's inserts and its flush",
-          "cuda/sparse/dia.cuh", after="__global__ void dia_find_offsets(",
-          find="  __syncthreads();\n  if (threadIdx.x == 0 && block_full)",
-          replace="  if (threadIdx.x == 0 && block_full)",
-          tool="racecheck", driver=("sparse.py", "--only", "cg:4", "--inputs", "device")),
     # The fused filter storing one row too many: the last tile of an image whose height is not a
     # multiple of 64 writes the row past the image's end.
     Plant("image-fused-row-past-end", "image", "write one row past the end of the image",

@@ -386,9 +386,10 @@ __global__ void __launch_bounds__(glc_tile_threads)
   }
 }
 
-// scatter_staged's fewest blocks a SM: staged's, but none for nonzero's tile, which fits 40
-// registers with the look-back and spills 48 bytes there without it (96 at a bound of 5): 64
-// registers, no spill (sm_90 and sm_80, nvcc 13.0; 8-byte elements spill 4-8 bytes at sm_80).
+// scatter_staged's fewest blocks a SM: 5 (48 registers; 4-byte elements spill 4 bytes at sm_90,
+// 4-8 at sm_80; 726 us against 791 at 4 blocks and 62 registers on the H100, NOTES), and none
+// for nonzero's tile, which spills 48 bytes at 6 and 96 at 5 without the look-back: 64
+// registers, no spill (sm_90 and sm_80, nvcc 13.0).
 template <bool IndexOut, typename T>
 constexpr int counted_min_blocks() {
   return IndexOut ? 0 : 5;

@@ -68,20 +68,7 @@ template <typename T, bool Jacobi>
 __global__ void cg_update_r(long long n, T *r, const T *q, const T *dinv, T *z, double *partials,
                             int stride, const CgState *state) {
   if (finished(state)) return;
-  const T alpha = static_cast<T>(state->alpha);
-  double rz = 0, rr = 0;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const T ri = r[i] - alpha * q[i];
-    r[i] = ri;
-    rr += static_cast<double>(ri) * static_cast<double>(ri);
-    if (Jacobi) {
-      const T zi = dinv[i] * ri;
-      z[i] = zi;
-      rz += static_cast<double>(ri) * static_cast<double>(zi);
-    }
-  }
-  store_residual_partials<Jacobi>(rr, rz, partials, stride);
+  update_residual<T, Jacobi, false>(n, nullptr, r, nullptr, q, dinv, z, partials, stride, state);
 }
 
 // After the loop: x += alpha p for the last iteration that finished (its p in buffer iterations %

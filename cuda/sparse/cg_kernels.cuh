@@ -234,17 +234,18 @@ __device__ void store_residual_partials(double rr, double rz, double *partials, 
   }
 }
 
-// Variant 2's first update: x += alpha p and r -= alpha q in one pass, z = M^-1 r beside them
-// (Jacobi), and the block partials of r . z and r . r (only r . r without M).
-template <typename T, bool Jacobi>
-__global__ void cg_update_xr(long long n, T *x, T *r, const T *p, const T *q, const T *dinv, T *z,
-                             double *partials, int stride, const CgState *state) {
-  if (finished(state)) return;
+// r -= alpha q (and, with UpdateX, x += alpha p) in one pass, z = M^-1 r beside it (Jacobi), and
+// the block partials of r . z and r . r (only r . r without M): variant 2's first update and,
+// without x, variant 4's second pass (cg_dia_kernels.cuh).
+template <typename T, bool Jacobi, bool UpdateX>
+__device__ __forceinline__ void update_residual(long long n, T *x, T *r, const T *p, const T *q,
+                                                const T *dinv, T *z, double *partials, int stride,
+                                                const CgState *state) {
   const T alpha = static_cast<T>(state->alpha);
   double rz = 0, rr = 0;
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    x[i] += alpha * p[i];
+    if (UpdateX) x[i] += alpha * p[i];
     const T ri = r[i] - alpha * q[i];
     r[i] = ri;
     rr += static_cast<double>(ri) * static_cast<double>(ri);
@@ -255,6 +256,15 @@ __global__ void cg_update_xr(long long n, T *x, T *r, const T *p, const T *q, co
     }
   }
   store_residual_partials<Jacobi>(rr, rz, partials, stride);
+}
+
+// Variant 2's first update: x += alpha p and r -= alpha q in one pass, z = M^-1 r beside them
+// (Jacobi), and the block partials of r . z and r . r (only r . r without M).
+template <typename T, bool Jacobi>
+__global__ void cg_update_xr(long long n, T *x, T *r, const T *p, const T *q, const T *dinv, T *z,
+                             double *partials, int stride, const CgState *state) {
+  if (finished(state)) return;
+  update_residual<T, Jacobi, true>(n, x, r, p, q, dinv, z, partials, stride, state);
 }
 
 // Variant 2's second update: p = z + beta p, and q zeroed for the next merge-path SpMV (it adds

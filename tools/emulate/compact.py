@@ -11,10 +11,7 @@ exits non-zero when a result is wrong.
 """
 
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
 import host_toolchain
 
@@ -30,38 +27,16 @@ PARTS = (("// ---- the look-back tiles' start and offset", "// ---- end of the l
 
 
 def kernel_source(path=KERNEL):
-    """Variants 3 and 4's parts of compact.cu, each __shared__ variable a reference to the running
-    block's slot of emu_shared (compact_host.cpp)."""
-    with open(path) as f:
-        text = f.read()
-    parts = []
-    for start, end in PARTS:
-        if start not in text or end not in text:
-            sys.exit(f"emulate: {start!r} or {end!r} is no longer in compact.cu: update "
-                     "tools/emulate")
-        parts.append(text[text.index(start):text.index(end)])
-    return host_toolchain.per_block_shared("\n".join(parts))
+    """Variants 3 and 4's parts of compact.cu, each __shared__ variable a reference to the
+    running block's slot of emu_shared (compact_host.cpp)."""
+    return host_toolchain.kernel_parts(path, PARTS)
 
 
 def main(*args):
     quick = "--quick" in args
     paths = [a for a in args if a != "--quick"]
-    cxx, include = host_toolchain.require()
-    with tempfile.TemporaryDirectory() as work:
-        with open(os.path.join(work, "kernel_gen.inc"), "w") as f:
-            f.write(kernel_source(*paths))
-        shutil.copy(os.path.join(HERE, "compact_host.cpp"), work)
-        exe = os.path.join(work, "compact_host")
-        cccl = host_toolchain.cccl_flags(include)  # tile.cuh's <cuda/atomic>
-        subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-w", f"-I{include}", *cccl,
-                        f"-I{HERE}", f"-I{ROOT}", f"-I{work}",
-                        os.path.join(work, "compact_host.cpp"), "-o", exe], check=True)
-        try:
-            # a thread that misses a barrier or a warp collective hangs its block
-            return subprocess.run([exe] + (["quick"] if quick else []), timeout=900).returncode
-        except subprocess.TimeoutExpired:
-            print("emulate: the kernel hung (a thread missing from a barrier or a collective?)")
-            return 1
+    return host_toolchain.build_and_run("compact_host.cpp", kernel_source(*paths),
+                                        ["quick"] if quick else [], timeout=900)
 
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@
 // emu_shared. tile.cuh (the tile scan, the tile status and the look-back) is included as it is.
 // Each CUDA thread is a std::thread; a warp's collectives (__shfl_up_sync, __shfl_xor_sync,
 // __ballot_sync, __any_sync) meet its 32 lanes at a std::barrier, __syncthreads the block's 256.
-// Blocks run in waves of kWave at once, some stalled after taking their tile id (atomicAdd), so
-// that a tile's look-back finds predecessors that have not yet published, or published only
+// Blocks run in waves of kEmuBlocks at once, some stalled after taking their tile id (atomicAdd),
+// so that a tile's look-back finds predecessors that have not yet published, or published only
 // their aggregate; the order in which a wave's blocks take their tile ids varies from run to run.
 // 16-byte loads and stores must be 16-byte aligned, the mask's word loads aligned to their size;
 // the result is followed by sentinels that must stay untouched, and compared exactly (bit for bit)
@@ -28,40 +28,8 @@
 #include <vector>
 
 #include "emu_cuda.h"
-#define __launch_bounds__(...)
-#define __align__(n) alignas(n)
+#include "emu_blocks.h"
 
-thread_local dim3 threadIdx, blockIdx;
-dim3 blockDim(256), gridDim;
-std::atomic<long> emu_errors{0};
-
-constexpr int kWave = 3;    // blocks run at once
-thread_local int emu_slot;  // the running block's slot, 0..kWave-1: its shared memory
-
-struct emu_block {
-  std::barrier<> block{256};
-  std::vector<std::unique_ptr<std::barrier<>>> warps;
-  unsigned long long slots[256];
-  emu_block() {
-    for (int w = 0; w < 8; ++w) warps.emplace_back(new std::barrier<>(32));
-  }
-};
-emu_block *emu_blocks[kWave];
-
-void emu_error(const char *what) {
-  if (emu_errors++ < 5) fprintf(stderr, "%s\n", what);
-}
-
-template <typename T, int Id>
-T &emu_shared() {
-  alignas(16) static T slots[kWave];
-  return slots[emu_slot];
-}
-
-void __syncthreads() { emu_blocks[emu_slot]->block.arrive_and_wait(); }
-void __nanosleep(unsigned) { std::this_thread::yield(); }
-int __popc(unsigned v) { return __builtin_popcount(v); }
-int __ffs(unsigned v) { return __builtin_ffs(static_cast<int>(v)); }
 using std::min;
 
 // The tile counter. The first tile of every wave stalls for up to 2 ms after taking its id (its
@@ -71,71 +39,9 @@ using std::min;
 // aggregates must handle.
 unsigned atomicAdd(unsigned *p, unsigned v) {
   const unsigned old = __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
-  if (old % kWave == 0) std::this_thread::sleep_for(std::chrono::microseconds(old * 7919 % 2000));
+  if (old % kEmuBlocks == 0)
+    std::this_thread::sleep_for(std::chrono::microseconds(old * 7919 % 2000));
   return old;
-}
-
-unsigned long long atomicAdd(unsigned long long *p, unsigned long long v) {
-  return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
-}
-
-// Every lane leaves v in its slot; each reads the slot of source(lane).
-template <typename T, typename Source>
-T emu_warp(unsigned mask, T v, Source source) {
-  if (mask != 0xffffffffu) emu_error("a warp collective without the full mask");
-  emu_block &b = *emu_blocks[emu_slot];
-  const int lane = threadIdx.x % 32, first = threadIdx.x - lane;
-  std::barrier<> &meet = *b.warps[threadIdx.x / 32];
-  unsigned long long bits = 0;
-  memcpy(&bits, &v, sizeof v);
-  b.slots[threadIdx.x] = bits;
-  meet.arrive_and_wait();
-  T out;
-  const unsigned long long got = b.slots[first + source(lane)];
-  memcpy(&out, &got, sizeof out);
-  meet.arrive_and_wait();
-  return out;
-}
-
-template <typename T>
-T __shfl_up_sync(unsigned mask, T v, unsigned delta) {
-  return emu_warp(mask, v, [&](int lane) {
-    return lane >= static_cast<int>(delta) ? lane - static_cast<int>(delta) : lane;
-  });
-}
-template <typename T>
-T __shfl_xor_sync(unsigned mask, T v, int offset) {
-  return emu_warp(mask, v, [&](int lane) { return lane ^ offset; });
-}
-unsigned __ballot_sync(unsigned mask, int predicate) {
-  if (mask != 0xffffffffu) emu_error("a warp collective without the full mask");
-  emu_block &b = *emu_blocks[emu_slot];
-  const int first = threadIdx.x - threadIdx.x % 32;
-  std::barrier<> &meet = *b.warps[threadIdx.x / 32];
-  b.slots[threadIdx.x] = predicate != 0;
-  meet.arrive_and_wait();
-  unsigned ballot = 0;
-  for (int l = 0; l < 32; ++l) ballot |= static_cast<unsigned>(b.slots[first + l]) << l;
-  meet.arrive_and_wait();
-  return ballot;
-}
-int __any_sync(unsigned mask, int predicate) { return __ballot_sync(mask, predicate) != 0; }
-unsigned __vcmpne4(unsigned a, unsigned b) {
-  unsigned r = 0;
-  for (int i = 0; i < 32; i += 8)
-    if (((a >> i) & 255u) != ((b >> i) & 255u)) r |= 255u << i;
-  return r;
-}
-
-template <typename T>
-T __ldcs(const T *p) {
-  if (reinterpret_cast<uintptr_t>(p) % sizeof(T)) emu_error("a misaligned vector load");
-  return *p;
-}
-template <typename T>
-void __stcs(T *p, T v) {
-  if (reinterpret_cast<uintptr_t>(p) % sizeof(T)) emu_error("a misaligned vector store");
-  *p = v;
 }
 
 #include "cuda/scan/tile.cuh"
@@ -143,27 +49,6 @@ void __stcs(T *p, T v) {
 
 using Status = glc_tile_status<long long>;
 using Scratch = glc_look_back_scratch<Status>;
-
-// Runs kernel(tile) for every tile, in waves of kWave blocks of 256 threads.
-template <typename Kernel>
-void run_blocks(size_t tiles, Kernel kernel) {
-  gridDim = dim3(static_cast<unsigned>(tiles));
-  for (size_t wave = 0; wave < tiles; wave += kWave) {
-    std::vector<std::thread> threads;
-    for (int slot = 0; slot < kWave && wave + slot < tiles; ++slot) {
-      emu_blocks[slot] = new emu_block;
-      for (int t = 0; t < 256; ++t)
-        threads.emplace_back([=] {
-          emu_slot = slot;
-          threadIdx = dim3(t);
-          blockIdx = dim3(static_cast<unsigned>(wave + slot));
-          kernel();
-        });
-    }
-    for (auto &t : threads) t.join();
-    for (int slot = 0; slot < kWave && wave + slot < tiles; ++slot) delete emu_blocks[slot];
-  }
-}
 
 int emu_variant = 3;  // the compaction variant launch() runs: 3 staged, 4 counted_staged
 
@@ -178,16 +63,16 @@ void launch_counted(const T *x, const unsigned char *mask, size_t n, void *out, 
   const bool mask_words = mask && reinterpret_cast<uintptr_t>(mask) % S::vec == 0;
   const bool mask_vectors =
       mask && reinterpret_cast<uintptr_t>(mask) % (S::tile / glc_tile_threads) == 0;
-  run_blocks(tiles,
+  run_blocks(tiles, 256,
              [&] { count_kept_tiles<T>(x, mask, n, x_vectors, mask_vectors, counts.data()); });
   long long running = 0;
   for (size_t b = 0; b < tiles; ++b) offsets[b] = running, running += counts[b];
-  run_blocks(tiles, [&] {
+  run_blocks(tiles, 256, [&] {
     scatter_staged<IndexOut, T>(x, mask, n, x_vectors, mask_words, out, offsets.data(), count);
   });
 }
 
-// compact_ours's launch of variant 3 (or 4: launch_counted), in waves of kWave blocks.
+// compact_ours's launch of variant 3 (or 4: launch_counted), in waves of kEmuBlocks blocks.
 template <bool IndexOut, typename T>
 void launch(const T *x, const unsigned char *mask, size_t n, void *out, long long *count) {
   if (emu_variant == 4) return launch_counted<IndexOut, T>(x, mask, n, out, count);
@@ -199,23 +84,10 @@ void launch(const T *x, const unsigned char *mask, size_t n, void *out, long lon
   const Status status = Scratch::status(scratch.data(), tiles);
   const bool x_vectors = reinterpret_cast<uintptr_t>(x) % 16 == 0;
   const bool mask_words = mask && reinterpret_cast<uintptr_t>(mask) % S::vec == 0;
-  gridDim = dim3(static_cast<unsigned>(tiles));
-  for (size_t wave = 0; wave < tiles; wave += kWave) {
-    std::vector<std::thread> threads;
-    for (int slot = 0; slot < kWave && wave + slot < tiles; ++slot) {
-      emu_blocks[slot] = new emu_block;
-      for (int t = 0; t < 256; ++t)
-        threads.emplace_back([=] {
-          emu_slot = slot;
-          threadIdx = dim3(t);
-          blockIdx = dim3(static_cast<unsigned>(wave + slot));
-          compact_staged<IndexOut, T, Status>(x, mask, n, x_vectors, mask_words, out, count,
-                                              counter, tiles, status);
-        });
-    }
-    for (auto &t : threads) t.join();
-    for (int slot = 0; slot < kWave && wave + slot < tiles; ++slot) delete emu_blocks[slot];
-  }
+  run_blocks(tiles, 256, [&] {
+    compact_staged<IndexOut, T, Status>(x, mask, n, x_vectors, mask_words, out, count, counter,
+                                        tiles, status);
+  });
 }
 
 template <typename T>
@@ -260,7 +132,7 @@ bool check(const char *what, const std::vector<T> &xs, const std::vector<unsigne
   if (mask && emu_variant == 4) {  // the binding's sizing pass, on 2 blocks (grid-stride)
     unsigned long long counted = 0;
     const bool vectors = reinterpret_cast<uintptr_t>(m) % 16 == 0;
-    run_blocks(2, [&] { count_true(m, n, vectors, &counted); });
+    run_blocks(2, 256, [&] { count_true(m, n, vectors, &counted); });
     if (counted != want.size() && wrong++ < 3)
       fprintf(stderr, "%s n %zu: count_true %llu, want %zu\n", what, n, counted, want.size());
   }

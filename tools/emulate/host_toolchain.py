@@ -4,7 +4,9 @@
 import os
 import re
 import shutil
+import subprocess
 import sys
+import tempfile
 
 SHARED = re.compile(r"__shared__\s+(__align__\(\d+\)\s+)?([^;]+?)\s+(\w+)((?:\[[^\]]+\])*);")
 
@@ -39,3 +41,40 @@ def per_block_shared(text):
     ids = iter(range(100000))
     return SHARED.sub(lambda m: f"auto &{m.group(3)} = emu_shared<{m.group(2)}{m.group(4)}, "
                                 f"{next(ids)}>();", text)
+
+
+def kernel_parts(path, parts):
+    """The (start marker, end marker) parts of the kernel source at path, joined, each
+    __shared__ variable per block (per_block_shared); exits where a marker is gone."""
+    with open(path) as f:
+        text = f.read()
+    found = []
+    for start, end in parts:
+        if start not in text or end not in text:
+            sys.exit(f"emulate: {start!r} or {end!r} is no longer in {os.path.basename(path)}: "
+                     "update tools/emulate")
+        found.append(text[text.index(start):text.index(end)])
+    return per_block_shared("\n".join(found))
+
+
+def build_and_run(host_cpp, kernel_text, args, timeout):
+    """Builds tools/emulate/<host_cpp> with kernel_text as its kernel_gen.inc (C++20, the CUDA
+    and libcu++ headers, this tree on the include path) and runs it with args; its exit code,
+    or 1 when it runs past timeout seconds (a thread missing from a barrier or a collective
+    hangs its block)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(here))
+    cxx, include = require()
+    with tempfile.TemporaryDirectory() as work:
+        with open(os.path.join(work, "kernel_gen.inc"), "w") as f:
+            f.write(kernel_text)
+        shutil.copy(os.path.join(here, host_cpp), work)
+        exe = os.path.join(work, os.path.splitext(host_cpp)[0])
+        subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-w", f"-I{include}",
+                        *cccl_flags(include), f"-I{here}", f"-I{root}", f"-I{work}",
+                        os.path.join(work, host_cpp), "-o", exe], check=True)
+        try:
+            return subprocess.run([exe, *args], timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            print("emulate: the kernel hung (a thread missing from a barrier or a collective?)")
+            return 1

@@ -5,7 +5,7 @@
 // __shared__ variable turned into a per-block slot of emu_shared. tile.cuh (the tile scan, the
 // tile status and the look-back) is included as it is.
 // Each CUDA thread is a std::thread; a warp's collectives meet its 32 lanes at a std::barrier,
-// __syncthreads the block's threads. Blocks run kBlocks at once, in waves; some claims of a tile
+// __syncthreads the block's threads. Blocks run kEmuBlocks at once, in waves; some claims of a tile
 // id stall (atomicAdd), so that look-backs meet predecessors with nothing or only an aggregate
 // published, and the order in which a wave's blocks take their ids varies from run to run.
 // 16-byte loads and stores must be 16-byte aligned; y is followed by sentinels that must stay
@@ -31,39 +31,7 @@
 #include <vector>
 
 #include "emu_cuda.h"
-#define __launch_bounds__(...)
-#define __align__(n) alignas(n)
-
-thread_local dim3 threadIdx, blockIdx;
-dim3 blockDim(256), gridDim;
-std::atomic<long> emu_errors{0};
-
-constexpr int kBlocks = 3;  // blocks that run at once
-thread_local int emu_slot;  // the running block's slot, 0..kBlocks-1: its shared memory
-
-struct emu_block {
-  std::barrier<> block;
-  std::vector<std::unique_ptr<std::barrier<>>> warps;
-  unsigned long long slots[1024];
-  explicit emu_block(int threads) : block(threads) {
-    for (int w = 0; w < threads / 32; ++w) warps.emplace_back(new std::barrier<>(32));
-  }
-};
-emu_block *emu_blocks[kBlocks];
-
-void emu_error(const char *what) {
-  if (emu_errors++ < 5) fprintf(stderr, "%s\n", what);
-}
-
-template <typename T, int Id>
-T &emu_shared() {
-  alignas(16) static T slots[kBlocks];
-  return slots[emu_slot];
-}
-
-void __syncthreads() { emu_blocks[emu_slot]->block.arrive_and_wait(); }
-void __nanosleep(unsigned) { std::this_thread::yield(); }
-int __ffs(unsigned v) { return __builtin_ffs(static_cast<int>(v)); }
+#include "emu_blocks.h"
 
 // The tile counter. Claims of ids that are a multiple of 5 (a seed shifts which) stall up to
 // 2 ms: the claiming block then lags, its successors look back past tiles with nothing or only
@@ -76,64 +44,12 @@ unsigned atomicAdd(unsigned *p, unsigned v) {
   return old;
 }
 
-// Every lane leaves v in its slot; each reads the slot of source(lane).
-template <typename T, typename Source>
-T emu_warp(unsigned mask, T v, Source source) {
-  if (mask != 0xffffffffu) emu_error("a warp collective without the full mask");
-  emu_block &b = *emu_blocks[emu_slot];
-  const int lane = threadIdx.x % 32, first = threadIdx.x - lane;
-  std::barrier<> &meet = *b.warps[threadIdx.x / 32];
-  unsigned long long bits = 0;
-  memcpy(&bits, &v, sizeof v);
-  b.slots[threadIdx.x] = bits;
-  meet.arrive_and_wait();
-  T out;
-  const unsigned long long got = b.slots[first + source(lane)];
-  memcpy(&out, &got, sizeof out);
-  meet.arrive_and_wait();
-  return out;
-}
-
-template <typename T>
-T __shfl_up_sync(unsigned mask, T v, unsigned delta) {
-  return emu_warp(mask, v, [&](int lane) {
-    return lane >= static_cast<int>(delta) ? lane - static_cast<int>(delta) : lane;
-  });
-}
-template <typename T>
-T __shfl_xor_sync(unsigned mask, T v, int offset) {
-  return emu_warp(mask, v, [&](int lane) { return lane ^ offset; });
-}
-unsigned __ballot_sync(unsigned mask, int predicate) {
-  if (mask != 0xffffffffu) emu_error("a warp collective without the full mask");
-  emu_block &b = *emu_blocks[emu_slot];
-  const int first = threadIdx.x - threadIdx.x % 32;
-  std::barrier<> &meet = *b.warps[threadIdx.x / 32];
-  b.slots[threadIdx.x] = predicate != 0;
-  meet.arrive_and_wait();
-  unsigned ballot = 0;
-  for (int l = 0; l < 32; ++l) ballot |= static_cast<unsigned>(b.slots[first + l]) << l;
-  meet.arrive_and_wait();
-  return ballot;
-}
-int __any_sync(unsigned mask, int predicate) { return __ballot_sync(mask, predicate) != 0; }
-
-template <typename T>
-T __ldcs(const T *p) {
-  if (reinterpret_cast<uintptr_t>(p) % sizeof(T)) emu_error("a misaligned vector load");
-  return *p;
-}
-template <typename T>
-void __stcs(T *p, T v) {
-  if (reinterpret_cast<uintptr_t>(p) % sizeof(T)) emu_error("a misaligned vector store");
-  *p = v;
-}
-
 #include "cuda/scan/ops.cuh"
 #include "cuda/scan/tile.cuh"
 #include "kernel_gen.inc"
 
-// shuffle_scan's launch of variant 5: one block a tile, kBlocks at a time, on the kernel's shape.
+// shuffle_scan's launch of variant 5: one block a tile, kEmuBlocks at a time, on the kernel's
+// shape.
 template <typename Op, typename In, typename Acc>
 void launch(const In *x, Acc *y, size_t n, bool inclusive) {
   using S = lookback_shape<In, Acc>;
@@ -146,24 +62,9 @@ void launch(const In *x, Acc *y, size_t n, bool inclusive) {
   const Status status = Scratch::status(scratch.data(), tiles);
   const bool vector_ok =
       reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0;
-  gridDim = dim3(static_cast<unsigned>(tiles));
-  blockDim = dim3(S::threads);
-  for (size_t wave = 0; wave < tiles; wave += kBlocks) {
-    std::vector<std::thread> threads;
-    for (int slot = 0; slot < kBlocks && wave + slot < tiles; ++slot) {
-      emu_blocks[slot] = new emu_block(S::threads);
-      for (int t = 0; t < S::threads; ++t)
-        threads.emplace_back([=] {
-          emu_slot = slot;
-          threadIdx = dim3(t);
-          blockIdx = dim3(static_cast<unsigned>(wave + slot));
-          decoupled_lookback<Op, In, Acc, Status, S>(x, y, n, vector_ok, inclusive, counter,
-                                                     status);
-        });
-    }
-    for (auto &t : threads) t.join();
-    for (int slot = 0; slot < kBlocks && wave + slot < tiles; ++slot) delete emu_blocks[slot];
-  }
+  run_blocks(tiles, S::threads, [&] {
+    decoupled_lookback<Op, In, Acc, Status, S>(x, y, n, vector_ok, inclusive, counter, status);
+  });
   if (*counter != tiles) emu_error("the tile counter does not end at the number of tiles");
 }
 

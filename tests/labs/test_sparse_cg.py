@@ -264,3 +264,18 @@ def test_dia_fused_on_its_shapes_and_refusals():
     assert ref.dia_refusal(corner) == "bytes"
     with pytest.raises(ValueError, match="3 diagonals of 100 rows would take more bytes"):
         gl.cg(corner, np.ones(100), variant=v.id)
+
+
+def test_dia_offsets_and_the_dia_byte_model():
+    """gl.sparse.dia_offsets lists the distinct col - row of the stored entries, sorted; dia_fused's
+    byte model is its k diagonals and 9 vector passes (11 with Jacobi), by id or by name."""
+    A = gl.sparse.poisson2d(4)
+    assert gl.sparse.dia_offsets(A).tolist() == [-4, -1, 0, 1, 4]
+    halves = gl.CSR(np.array([0, 2, 3]), np.array([1, 1, 0]), np.array([0.5, 0.5, 1.0]),
+                    shape=(2, 2))
+    assert gl.sparse.dia_offsets(halves).tolist() == [-1, 1]
+    n, v = A.shape[0], A.dtype.itemsize
+    for variant in (4, "dia_fused"):
+        assert gl.sparse.cg_iteration_bytes(A, False, variant) == v * n * (5 + 9)
+        assert gl.sparse.cg_iteration_bytes(A, True, variant) == v * n * (5 + 11)
+    assert gl.sparse.cg_iteration_bytes(A) == gl.sparse.spmv_bytes(A) + v * n * 8

@@ -44,7 +44,7 @@ enum glc_cg_variant {
   GLC_CG_FUSED = 2,          /* x, r (and z) in one pass with both dots; SpMV fused with p.Ap */
   GLC_CG_PIPELINED = 3,      /* Chronopoulos-Gear: one reduction point per iteration */
   GLC_CG_DIA_FUSED = 4,      /* A by its diagonals (DIA, built in the call); p's update and the
-                                last x update inside the SpMV: 2 passes a iteration */
+                                previous x update inside the SpMV: 2 passes an iteration */
   /* CPU ladder */
   GLC_CG_CPU_SERIAL = 100
 };

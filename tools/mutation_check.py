@@ -137,9 +137,16 @@ PLANTS: List[Plant] = [
           driver=("histogram.py", "--only", "histogram:3")),
     # The look-back scan's tail (a partial last tile) writes one element past y's end.
     Plant("scan-write-past-end", "scan", "off-by-one global write", "cuda/scan/shuffle.cu",
-          after="__device__ __forceinline__ void store_tile(",
-          find="        if (i < n) y[i] = v[r][k];",
-          replace="        if (i <= n) y[i] = v[r][k];",
+          after="    decoupled_lookback(const In *x, Acc *y,",
+          find="        if (i < n) y[i] = out[k];",
+          replace="        if (i <= n) y[i] = out[k];",
+          tool="memcheck", driver=("scan.py", "--only", "scan:5")),
+    # The look-back scan stages the partial last tile too: its cp.async reads and vector stores
+    # run past x's and y's ends.
+    Plant("scan-stage-partial-tile", "scan", "staged copy past the end", "cuda/scan/shuffle.cu",
+          after="    decoupled_lookback(const In *x, Acc *y,",
+          find="  const bool staged = vector_ok && begin + S::tile <= n;",
+          replace="  const bool staged = vector_ok && begin < n;",
           tool="memcheck", driver=("scan.py", "--only", "scan:5")),
     # Blelloch's up-sweep without its barrier: each step reads partial sums that other threads
     # of the step before may not have written yet (shared memory, which racecheck watches).

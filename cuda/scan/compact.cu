@@ -144,8 +144,10 @@ __device__ __forceinline__ long long tile_offset(const Status &status, size_t ti
 }
 // ---- end of the look-back tiles' start and offset ----
 
-// The fewest blocks a SM ptxas must leave room for (see glc_look_back_min_blocks in tile.cuh
-// for why, and the table in benchmarks/NOTES.md): nonzero's tile (the elements are dropped once
+// The fewest blocks a SM ptxas must leave room for (the largest bound with no spill: more
+// resident tiles keep more loads in flight while a tile's warp 0 looks back, and a spill puts
+// local-memory traffic on the path these kernels are bound by; the table in benchmarks/NOTES.md,
+// "Scan lab: launch bounds"): nonzero's tile (the elements are dropped once
 // flagged) fits 40 registers with no spill, 6 blocks instead of 5 at 44-48; compaction keeps its
 // elements beside 16 int64 counts, needs 54-64 registers (4 blocks), and spills at 48: no bound
 // (0; a bound of 1 would move its registers). Checked on sm_80 and sm_90.

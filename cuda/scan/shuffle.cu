@@ -1,13 +1,16 @@
 // Variants 4-5: the bandwidth-bound scans. Each block owns a tile of threads x rounds x one
 // 16-byte vector (tile.cuh: 256 x 4 for variant 4 and for variant 5's 8-byte inputs, 128 x 6 for
-// variant 5's 4-byte inputs), scanned in registers with warp shuffles and one barrier.
+// variant 5's 4-byte inputs), scanned with warp shuffles and one barrier: in registers
+// (variant 4), or a vector at a time from shared memory (variant 5).
 //  4 warp_shuffle: reduce-then-scan on these tiles: reduce each tile (16-byte loads, shuffles),
 //    scan the partials in one block (Blelloch), scan each tile from its prefix. x is read twice:
 //    3 passes over n elements.
 //  5 decoupled_lookback: one pass. Each tile takes the next id from a counter, scans itself,
 //    publishes its aggregate, and its warp 0 looks back over its predecessors' published
-//    aggregates and prefixes for its own prefix (tile.cuh). x is read once and y written once,
-//    the copy's 2 passes; benchmarks/NOTES.md ("scan lab") has the prediction.
+//    aggregates and prefixes for its own prefix (tile.cuh), while the tile waits in shared
+//    memory. x is read once and y written once, the copy's 2 passes.
+#include <type_traits>
+
 #include "cuda/core/launch.cuh"
 #include "cuda/core/resources.cuh"
 #include "families.cuh"
@@ -118,43 +121,178 @@ __global__ void __launch_bounds__(glc_tile_threads)
   store_tile<Op, In, Acc>(y, n, begin, vector_ok, inclusive, prefixes[blockIdx.x], v, base);
 }
 
+// ---- variant 5's copies into shared memory (tools/emulate/scan.py has its own) ----
+
+// cp.async: 16 bytes from global to shared memory, not through registers; the thread waits for
+// them at stage_wait_all. The L2 policy marks x evict-first, as __ldcs does: x is read once, and
+// the tile status words should stay in L2. Before sm_80 the copy is a load and a shared store.
+__device__ __forceinline__ unsigned long long stage_evict_first_policy() {
+  unsigned long long policy = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+#endif
+  return policy;
+}
+
+__device__ __forceinline__ void stage_copy16(void *dst, const void *src,
+                                             unsigned long long policy) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+               "l"(policy)
+               : "memory");
+#else
+  (void)policy;
+  *static_cast<int4 *>(dst) = *static_cast<const int4 *>(src);
+#endif
+}
+
+__device__ __forceinline__ void stage_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+#endif
+}
+
 // ---- variant 5 (tools/emulate/scan.py runs this part on the CPU) ----
 
 // Variant 5's tile: CUB's sm_90 shape where input and accumulator are 4 bytes (tuning_scan.cuh's
 // sm90_tuning: 128 threads x 24 items, here 6 rounds of one 16-byte vector: 3072 a tile), 256 x 4
-// otherwise. With 128 threads the barrier where the tile waits for warp 0's look-back idles 3
-// warps, not 7, and a SM holds 10 float tiles, not 6, each of which looks back on its own: 4-5%
-// faster at 2^28 float32 on the H100. int32 sums into int64 need 92 registers at 128 x 6 (5 tiles
-// a SM) and ran 1-4% slower there, so they keep 256 x 4 (benchmarks/NOTES.md, "Scan lab: CUB's
-// tile shape and a fair CUB rung", and its outcome).
+// otherwise (benchmarks/NOTES.md, "Scan lab: CUB's tile shape and a fair CUB rung").
 template <typename In, typename Acc>
 using lookback_shape =
     glc_tile_shape<In, sizeof(In) == 4 && sizeof(Acc) == 4 ? 128 : glc_tile_threads,
                    sizeof(In) == 4 && sizeof(Acc) == 4 ? 6 : glc_tile_rounds>;
 
-// Variant 5: the whole scan in one pass, on tiles of shape S.
+// The kernel's second __launch_bounds__ argument: the fewest blocks a SM that ptxas must leave
+// room for, the largest with no spill (nvcc 13.0, sm_90). No thread holds its tile through the
+// look-back (it waits in shared memory), so registers are few and the SM's 2048 threads are the
+// limit: 16 blocks of 128 threads or 8 of 256, at 32 registers (unbounded: 32-34 and 32-38).
+// Sums into int64 spill 12-28 bytes at 32 and keep 38-40 unbounded (6 blocks): no bound. Before
+// sm_90 nothing was measured: no bound.
+template <typename Op, typename In, typename Acc>
+constexpr int lookback_min_blocks() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (lookback_shape<In, Acc>::threads == 128) return 16;
+  return std::is_same<Op, glc_scan_sum>::value && std::is_integral<Acc>::value ? 0 : 8;
+#else
+  return 0;
+#endif
+}
+
+// Thread t's round-r group of vec elements: from the staged tile, or from x where the tile is
+// not staged (the partial last tile, or x or y off a 16-byte boundary), op's identity past n.
+template <typename Op, typename In, typename Acc, typename S>
+__device__ __forceinline__ void round_group(const In *stage, const In *x, size_t n, size_t begin,
+                                            bool staged, int r, Acc (&v)[S::vec]) {
+  if (staged) {
+    using W = typename glc_vec16<In>::type;
+    const W w = *reinterpret_cast<const W *>(stage + glc_tile_index<In, S::threads>(0, r, 0));
+    const In *e = reinterpret_cast<const In *>(&w);
+#pragma unroll
+    for (int k = 0; k < S::vec; ++k) v[k] = static_cast<Acc>(e[k]);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < S::vec; ++k) {
+    const size_t i = glc_tile_index<In, S::threads>(begin, r, k);
+    v[k] = i < n ? static_cast<Acc>(x[i]) : Op::template identity<Acc>();
+  }
+}
+
+// Variant 5: the whole scan in one pass, a tile of shape S a block. The tile waits for its
+// prefix in shared memory, not in registers: each thread cp.asyncs its own 16-byte vectors there
+// and reads back only those (so its own wait orders them, no barrier), then goes over its rounds
+// twice, a vector at a time: first for the totals (the tile's aggregate, and what comes before
+// each of its groups), then, with the prefix, for the writes. 32 registers instead of 48 let a SM
+// hold 16 tiles of 128 threads instead of 10 while their look-backs wait: 0.827 ms against 0.95
+// at 2^28 float32 on the H100 (benchmarks/NOTES.md, "Sixth session"). The sums are
+// glc_tile_scan's, in its order: the thread's run, the warp's shuffles, the warps, the rounds.
 template <typename Op, typename In, typename Acc, typename Status, typename S>
-__global__ void __launch_bounds__(S::threads, glc_look_back_min_blocks<In, Acc, S::threads>())
+__global__ void __launch_bounds__(S::threads, lookback_min_blocks<Op, In, Acc>())
     decoupled_lookback(const In *x, Acc *y, size_t n, bool vector_ok, bool inclusive,
                        unsigned *tile_counter, Status status) {
-  using Scan = glc_tile_scan<Op, Acc, S::vec, S::threads, S::rounds>;
-  __shared__ typename Scan::Shared shared;
+  __shared__ __align__(16) In stage[S::tile];
+  __shared__ Acc warp_totals[S::rounds][S::warps];
   __shared__ unsigned tile_id;
   __shared__ Acc tile_prefix;
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   // Ids in the order blocks start, not blockIdx: a block waits only on tiles that are running.
   if (threadIdx.x == 0) tile_id = atomicAdd(tile_counter, 1u);
   __syncthreads();
   const size_t tile = tile_id;
   const size_t begin = tile * S::tile;
-  Acc v[S::rounds][S::vec], base[S::rounds], aggregate;
-  load_tile<Op, In, Acc, S>(x, n, begin, vector_ok, v);
-  Scan::scan(v, base, aggregate, shared);
+  const bool staged = vector_ok && begin + S::tile <= n;
+  if (staged) {
+    const unsigned long long policy = stage_evict_first_policy();
+#pragma unroll
+    for (int r = 0; r < S::rounds; ++r)
+      stage_copy16(stage + glc_tile_index<In, S::threads>(0, r, 0),
+                   x + glc_tile_index<In, S::threads>(begin, r, 0), policy);
+    stage_wait_all();
+  }
+  // Pass 1: each round's group total, scanned across the warp (what comes before this lane's
+  // group within the warp), and the warp's total.
+  Acc before[S::rounds];
+#pragma unroll
+  for (int r = 0; r < S::rounds; ++r) {
+    Acc v[S::vec];
+    round_group<Op, In, Acc, S>(stage, x, n, begin, staged, r, v);
+    Acc inclusive_total = v[0];
+#pragma unroll
+    for (int k = 1; k < S::vec; ++k) inclusive_total = Op::apply(inclusive_total, v[k]);
+#pragma unroll
+    for (int offset = 1; offset < 32; offset <<= 1) {
+      const Acc up = __shfl_up_sync(0xffffffffu, inclusive_total, offset);
+      if (lane >= offset) inclusive_total = Op::apply(up, inclusive_total);
+    }
+    const Acc lane_before = __shfl_up_sync(0xffffffffu, inclusive_total, 1);
+    before[r] = lane == 0 ? Op::template identity<Acc>() : lane_before;
+    if (lane == 31) warp_totals[r][warp] = inclusive_total;
+  }
+  __syncthreads();
+  Acc aggregate = Op::template identity<Acc>();
+#pragma unroll
+  for (int r = 0; r < S::rounds; ++r) {
+    Acc before_warp = Op::template identity<Acc>(), round_total = before_warp;
+#pragma unroll
+    for (int w = 0; w < S::warps; ++w) {
+      const Acc total = warp_totals[r][w];
+      if (w < static_cast<int>(warp)) before_warp = Op::apply(before_warp, total);
+      round_total = Op::apply(round_total, total);
+    }
+    before[r] = Op::apply(Op::apply(aggregate, before_warp), before[r]);
+    aggregate = Op::apply(aggregate, round_total);
+  }
   if (threadIdx.x < 32) {
     const Acc exclusive = glc_look_back<Op>(status, tile, aggregate);
     if (threadIdx.x == 0) tile_prefix = exclusive;
   }
   __syncthreads();
-  store_tile<Op, In, Acc, S>(y, n, begin, vector_ok, inclusive, tile_prefix, v, base);
+  const Acc prefix = tile_prefix;
+  // Pass 2: the writes.
+#pragma unroll
+  for (int r = 0; r < S::rounds; ++r) {
+    Acc v[S::vec], out[S::vec];
+    round_group<Op, In, Acc, S>(stage, x, n, begin, staged, r, v);
+    const Acc start = Op::apply(prefix, before[r]);
+    Acc run = v[0];
+    out[0] = inclusive ? Op::apply(start, run) : start;
+#pragma unroll
+    for (int k = 1; k < S::vec; ++k) {
+      if (!inclusive) out[k] = Op::apply(start, run);
+      run = Op::apply(run, v[k]);
+      if (inclusive) out[k] = Op::apply(start, run);
+    }
+    if (staged) {
+      glc_store16<Acc, S::vec>(y + glc_tile_index<In, S::threads>(begin, r, 0), out);
+    } else {
+#pragma unroll
+      for (int k = 0; k < S::vec; ++k) {
+        const size_t i = glc_tile_index<In, S::threads>(begin, r, k);
+        if (i < n) y[i] = out[k];
+      }
+    }
+  }
 }
 
 // ---- end of variant 5 ----

@@ -35,40 +35,6 @@ struct glc_tile_shape {
   static constexpr size_t tile = static_cast<size_t>(round) * Rounds;
 };
 
-// The look-back kernels' second __launch_bounds__ argument: the fewest blocks a SM that ptxas
-// must leave room for, the largest that costs no spill with nvcc 13.0 on sm_90 (the table in
-// benchmarks/NOTES.md, "Scan lab: launch bounds"); 0 asks for nothing. More resident tiles keep
-// more loads in flight while a tile's warp 0 looks back (ncu: 62% of stalls at that barrier),
-// but a spill puts local-memory traffic on the path this kernel is bound by, so a bound that
-// spills is not taken. Registers are granted per warp in units of 256, so 256-thread blocks step
-// at 32 (8 blocks), 40 (6), 48 (5), 64 (4) and 80 (3) registers.
-//  - 4-byte accumulators: 0. Unbounded they take 36-40 registers (6 blocks); at 32 (8 blocks)
-//    every one spills, at 40 the float sum spills 4 bytes, and a bound of 1 is not "no bound":
-//    ptxas then spends 54-64 registers (4 blocks).
-//  - int32 into int64 sums (a tile of 16 int64): 4, 64 registers; unbounded 74 (3 blocks),
-//    and 48 spills 72 bytes.
-//  - other 8-byte accumulators: 5, 48 registers (from 48-58, 4-5 blocks; the double sum spilled
-//    8 bytes unbounded); 40 spills all of them.
-// Before sm_90 (the build's sm_80) these bounds spill 4-8 bytes in most of the 8-byte scans, and
-// nothing there was measured: no bound.
-// 128-thread blocks (4 warps) step at 32 (16 blocks), 40 (12), 48 (10), 56 (9), 64 (8), 72 (7),
-// 80 (6) and 96 (5) registers ("Scan lab: CUB's tile shape and a fair CUB rung" in NOTES has
-// the table for 6 rounds of 16 bytes, bounds 0 and 4 to 16):
-//  - 4-byte accumulators: 10, 48 registers, as unbounded (CUB's scan tile has the same 48 and
-//    10 blocks); 12 spills 12-24 bytes, and bounds of 4 to 8 make ptxas spend 60-69 registers.
-//  - int32 into int64 sums (24 int64 a thread): 0; unbounded 92 registers (5 blocks), and 6
-//    spills 32 bytes.
-//  - other 8-byte accumulators (not variant 5's shape today): 8, 62-64 registers, no spill.
-template <typename In, typename Acc, int Threads = glc_tile_threads>
-constexpr int glc_look_back_min_blocks() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (Threads == 128) return sizeof(Acc) == 4 ? 10 : sizeof(In) < sizeof(Acc) ? 0 : 8;
-  return sizeof(Acc) == 4 ? 0 : sizeof(In) < sizeof(Acc) ? 4 : 5;
-#else
-  return 0;
-#endif
-}
-
 // Element (r, k) of thread t sits at tile_begin + r * round + t * vec + k: in each round the
 // warp reads 512 contiguous bytes, and each thread's vec elements are consecutive.
 template <typename In, int Threads = glc_tile_threads>
@@ -229,6 +195,10 @@ struct glc_tile_status<Acc, false> {
   }
 };
 
+// The look-back's delays (glc_look_back) and the grid from which they apply (CUB's threshold).
+constexpr unsigned glc_look_back_first_read_ns = 1140, glc_look_back_retry_ns = 688;
+constexpr unsigned glc_look_back_delay_grid = 500;
+
 // Called by warp 0 of the tile with id `tile` (tiles are numbered in the order their blocks
 // started, so every predecessor is running or done: the wait below always ends). Publishes the
 // tile's aggregate, then walks back over the predecessors 32 at a time: a window with a
@@ -243,6 +213,13 @@ __device__ Acc glc_look_back(const Status &status, size_t tile, Acc aggregate) {
     return identity;
   }
   if (lane == 0) status.publish(tile, glc_status_aggregate, aggregate);
+  // CUB's sm_90 float scan tuning (tuning_scan.cuh: fixed_delay_constructor_t<688, 1140>): in a
+  // large grid, wait about an L2 write's latency before the first read, so that the tiles just
+  // ahead have published, and sleep between reads. Reading at once and every 32 ns made 10 reads
+  // a tile on the H100 at 2^28 float32, and the delays alone took 8% off the scan's time
+  // (benchmarks/NOTES.md, "Sixth session"). A small grid has few tiles to wait for: no delay.
+  const bool polite = gridDim.x >= glc_look_back_delay_grid;
+  if (polite) __nanosleep(glc_look_back_first_read_ns);
   Acc exclusive = identity;
   long long nearest = static_cast<long long>(tile) - 1;
   for (;;) {
@@ -252,7 +229,7 @@ __device__ Acc glc_look_back(const Status &status, size_t tile, Acc aggregate) {
     for (;;) {
       if (pred >= 0) status.read(static_cast<size_t>(pred), flag, value);
       if (!__any_sync(0xffffffffu, flag == glc_status_empty)) break;
-      __nanosleep(32);
+      __nanosleep(polite ? glc_look_back_retry_ns : 32);
     }
     const unsigned prefix_lanes = __ballot_sync(0xffffffffu, flag == glc_status_prefix);
     // lanes past the nearest prefix are already inside it

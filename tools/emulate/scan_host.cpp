@@ -1,9 +1,10 @@
 // Host emulation of scan variant 5 (cuda/scan/shuffle.cu): the one-tile look-back kernel
-// (decoupled_lookback) on its own shape (lookback_shape: 128 threads x 6 rounds where input and
-// accumulator are 4 bytes, 256 x 4 otherwise), driven by tools/emulate/scan.py, which writes
-// kernel_gen.inc: the tiles' loads and stores and variant 5, cut from shuffle.cu, with each
-// __shared__ variable turned into a per-block slot of emu_shared. tile.cuh (the tile scan, the
-// tile status and the look-back) is included as it is.
+// (decoupled_lookback, its tile staged in shared memory) on its own shape (lookback_shape: 128
+// threads x 6 rounds where input and accumulator are 4 bytes, 256 x 4 otherwise), driven by
+// tools/emulate/scan.py, which writes kernel_gen.inc: the tiles' loads and stores and variant 5,
+// cut from shuffle.cu, with each __shared__ variable turned into a per-block slot of emu_shared.
+// tile.cuh (the tile status and the look-back) is included as it is; the cp.async helpers are
+// emulated below, each copy landing only at the copying thread's wait.
 // Each CUDA thread is a std::thread; a warp's collectives meet its 32 lanes at a std::barrier,
 // __syncthreads the block's threads. Blocks run kEmuBlocks at once, in waves; some claims of a tile
 // id stall (atomicAdd), so that look-backs meet predecessors with nothing or only an aggregate
@@ -42,6 +43,20 @@ unsigned atomicAdd(unsigned *p, unsigned v) {
   if ((old + emu_stall_seed) % 5 == 0)
     std::this_thread::sleep_for(std::chrono::microseconds((old + emu_stall_seed) * 7919 % 2000));
   return old;
+}
+
+// shuffle.cu's cp.async helpers (not cut from it): a thread's copies land only at its
+// stage_wait_all, so a read of the stage before that wait sees what an earlier block left there.
+thread_local std::vector<std::pair<void *, const void *>> emu_pending_copies;
+unsigned long long stage_evict_first_policy() { return 0; }
+void stage_copy16(void *dst, const void *src, unsigned long long) {
+  if (reinterpret_cast<uintptr_t>(dst) % 16 || reinterpret_cast<uintptr_t>(src) % 16)
+    emu_error("a misaligned 16-byte cp.async");
+  emu_pending_copies.emplace_back(dst, src);
+}
+void stage_wait_all() {
+  for (auto [dst, src] : emu_pending_copies) memcpy(dst, src, 16);
+  emu_pending_copies.clear();
 }
 
 #include "cuda/scan/ops.cuh"

@@ -72,7 +72,8 @@ def test_scan_is_exact_where_every_order_is(v, where, dtype, op, inclusive):
 @pytest.mark.parametrize("dtype", (np.float32, np.float64), ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("v,where", where_params("scan"))
 def test_float_sum_within_its_bound(v, where, dtype, inclusive):
-    for n in (1, 33, 1025, 4097, 100_003, 1_000_003):
+    # 2_000_003: past 500 tiles, where the look-back sleeps before and between its reads
+    for n in (1, 33, 1025, 4097, 100_003, 1_000_003, 2_000_003):
         x = rng_for(v.id, n).standard_normal(n).astype(dtype) + dtype(0.25)  # drifts
         got = run(gl.scan, where, x, inclusive=inclusive, variant=v.id)
         ref.assert_scan_close(got, x, "sum", inclusive, depth=ref.scan_depth(n, v))

@@ -26,6 +26,11 @@ NUMPY_SIZES = (1, 4097, 100_003)
 DTYPES = (np.float32, np.float64, np.int32, np.int64)
 # (op, dtype, inclusive) at the default block: every dtype, both tile shapes (4- and 8-byte),
 # the packed and the split tile status, inclusive and exclusive, all three ops
+# Past 500 tiles, where the look-back kernels sleep before and between their reads (glc_look_back
+# in cuda/scan/tile.cuh): one size, for the kernels that look back, in a few cases
+LOOK_BACK_SIZE = 600 * 4096 + 3
+LOOK_BACK_SCANS = ("decoupled_lookback",)
+LOOK_BACK_COMPACTIONS = ("single_pass", "staged")
 SCAN_CASES = (("sum", np.float32, True), ("sum", np.float64, False), ("sum", np.int32, True),
               ("sum", np.int64, False), ("max", np.float32, False), ("min", np.int64, True))
 
@@ -85,6 +90,26 @@ def scans(runner, rng):
                             exact_scan_check(x, "sum", True), (x,), variant=v.id, block=block)
 
 
+def look_backs(runner, rng):
+    """The look-back kernels at LOOK_BACK_SIZE: sums of float32 (the packed tile status) and of
+    int32 into int64 (the split one), and a compaction keeping half."""
+    n = LOOK_BACK_SIZE
+    for v in runner.variants("scan"):
+        if v.name in LOOK_BACK_SCANS:
+            for dtype, inclusive in ((np.float32, True), (np.int32, False)):
+                x = rng.integers(-8, 9, n).astype(dtype)
+                runner.call(f"scan {v.name} sum {np.dtype(dtype).name}", n, gl.scan,
+                            exact_scan_check(x, "sum", inclusive), (x,), inclusive=inclusive,
+                            variant=v.id)
+    for v in runner.variants("compact"):
+        if v.name in LOOK_BACK_COMPACTIONS:
+            x = rng.integers(-1, 2, n).astype(np.float32)
+            mask = rng.random(n) < 0.5
+            runner.call(f"compact {v.name} float32 keep=0.5", n, gl.compact,
+                        lambda got, x=x, m=mask: ref.assert_compact_equal(got, x, m), (x, mask),
+                        variant=v.id)
+
+
 def selections(runner, rng):
     for v in runner.variants("compact"):
         for n in SIZES:
@@ -114,6 +139,7 @@ def main():
     runner = Runner(args)
     scans(runner, rng)
     selections(runner, rng)
+    look_backs(runner, rng)
     done("sanitize/scan", runner.calls)
 
 

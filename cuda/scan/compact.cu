@@ -85,17 +85,8 @@ __global__ void __launch_bounds__(glc_tile_threads)
   for (int r = 0; r < glc_tile_rounds; ++r)
 #pragma unroll
     for (int k = 0; k < S::vec; ++k) total += f[r][k];
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1)
-    total += __shfl_xor_sync(0xffffffffu, total, offset);
-  if (threadIdx.x % 32 == 0) warp_totals[threadIdx.x / 32] = total;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    long long tile_total = 0;
-#pragma unroll
-    for (int w = 0; w < glc_tile_warps; ++w) tile_total += warp_totals[w];
-    counts[blockIdx.x] = tile_total;
-  }
+  const long long tile_total = glc_tile_block_sum<long long>(total, warp_totals);
+  if (threadIdx.x == 0) counts[blockIdx.x] = tile_total;
 }
 
 // Variant 0, pass 3: tile b scattered from offsets[b]; the last tile writes the count.
@@ -375,17 +366,8 @@ __global__ void __launch_bounds__(glc_tile_threads)
     T v[glc_tile_rounds][S::vec];
     kept = __popc(load_kept_bits<T>(x, nullptr, n, begin, x_vectors, false, v));
   }
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1)
-    kept += __shfl_xor_sync(0xffffffffu, kept, offset);
-  if (threadIdx.x % 32 == 0) warp_totals[threadIdx.x / 32] = kept;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    long long tile_total = 0;
-#pragma unroll
-    for (int w = 0; w < glc_tile_warps; ++w) tile_total += warp_totals[w];
-    counts[blockIdx.x] = tile_total;
-  }
+  const long long tile_total = glc_tile_block_sum<long long>(kept, warp_totals);
+  if (threadIdx.x == 0) counts[blockIdx.x] = tile_total;
 }
 
 // scatter_staged's fewest blocks a SM: 5 (48 registers; 4-byte elements spill 4 bytes at sm_90,
@@ -476,9 +458,9 @@ int compact_ours(int variant, size_t n, const T *x, const unsigned char *mask, v
 // The mask's nonzero bytes, 16 a thread a step where the mask is 16-byte aligned (one byte at a
 // time otherwise, and for the last n % 16), each block's sum added to *count (zeroed first).
 // CUB's DeviceReduce over a transform iterator read the mask a byte a thread at 2.1 TB/s (ncu,
-// benchmarks/NOTES.md, "Fifth session").
-__global__ void count_true(const unsigned char *mask, size_t n, bool vectors,
-                           unsigned long long *count) {
+// benchmarks/NOTES.md, "Fifth session"). Blocks of glc_tile_threads.
+__global__ void __launch_bounds__(glc_tile_threads)
+    count_true(const unsigned char *mask, size_t n, bool vectors, unsigned long long *count) {
   __shared__ unsigned long long warp_totals[glc_tile_warps];
   const size_t first = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
@@ -489,16 +471,8 @@ __global__ void count_true(const unsigned char *mask, size_t n, bool vectors,
     kept += nonzero_bytes(q.x) + nonzero_bytes(q.y) + nonzero_bytes(q.z) + nonzero_bytes(q.w);
   }
   for (size_t i = words * 16 + first; i < n; i += stride) kept += mask[i] != 0;
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1)
-    kept += __shfl_xor_sync(0xffffffffu, kept, offset);
-  if (threadIdx.x % 32 == 0) warp_totals[threadIdx.x / 32] = kept;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned long long block_total = 0;
-    for (unsigned w = 0; w < blockDim.x / 32; ++w) block_total += warp_totals[w];
-    atomicAdd(count, block_total);
-  }
+  const unsigned long long block_total = glc_tile_block_sum<unsigned long long>(kept, warp_totals);
+  if (threadIdx.x == 0) atomicAdd(count, block_total);
 }
 // ---- end of the sizing pass ----
 

@@ -123,6 +123,23 @@ struct glc_tile_scan {
   }
 };
 
+// The sum of every thread's `value` over a block of glc_tile_threads threads, returned to thread
+// 0 (the others get 0): each warp's shuffles, then thread 0 adds the warps' totals from shared
+// memory in `Sum` (wider than T where a block's total may not fit T).
+template <typename Sum, typename T>
+__device__ __forceinline__ Sum glc_tile_block_sum(T value, T (&warp_totals)[glc_tile_warps]) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1)
+    value += __shfl_xor_sync(0xffffffffu, value, offset);
+  if (threadIdx.x % 32 == 0) warp_totals[threadIdx.x / 32] = value;
+  __syncthreads();
+  Sum total = 0;
+  if (threadIdx.x == 0)
+#pragma unroll
+    for (int w = 0; w < glc_tile_warps; ++w) total += warp_totals[w];
+  return total;
+}
+
 // ---- the decoupled look-back's tile status ----
 
 enum : unsigned { glc_status_empty = 0, glc_status_aggregate = 1, glc_status_prefix = 2 };

@@ -98,15 +98,21 @@ __global__ void spmv_csr_subwarp(long long rows, const I *indptr, const I *indic
   if (lane == 0) y[row] = sum;
 }
 
-// csr_subwarp's lanes per row when the call leaves it to the matrix (lanes 0): the smallest power
-// of two >= the mean row length, in 2..32, so that a row of mean length takes one pass of its
-// group (all its loads in flight at once) and few of a warp's lanes idle: 8 for the 5-point
-// Laplacian (mean 5, 3 lanes of 8 idle where csr_vector idles 27 of 32), 16 for the power-law
-// matrix (mean 15). Longer rows loop; the GPU sweep of `lanes` tests the rule.
+// csr_subwarp's lanes per row when the call leaves it to the matrix (lanes 0): the power of two
+// nearest to half the mean row length (geometrically: the smallest L in 2..32 with
+// 2 sqrt(2) L >= mean), so that each lane of a row's group takes about two of its entries. On
+// the H100 (benchmarks/results/sparse_lab.json, e8cc1aa) the 5-point Laplacian (mean 5) ran in
+// 0.371 ms at L = 2, 0.499 at 4 and 0.884 at 8, and the power-law matrix (mean 15) in 0.704,
+// 0.651, 0.619, 0.618 and 0.865 ms at L = 2 to 32: short rows want few lanes (a group's idle
+// lanes cost as much as its busy ones), long ones enough lanes to keep their loads in flight.
+// This picks 2 and 8 for them (the rule before, the smallest power of two >= the mean, picked
+// 8 and 16). L = 2 up to mean 5, 4 up to 11, 8 up to 22, 16 up to 45, 32 past that.
 inline int subwarp_lanes(long long rows, long long nnz) {
-  const long long mean = (nnz + rows - 1) / rows;
+  if (rows <= 0) return 2;
+  long long mean = (nnz + rows - 1) / rows;
+  if (mean > 1024) mean = 1024;  // 32 lanes from 46 on; keeps mean * mean small
   int lanes = 2;
-  while (lanes < 32 && lanes < mean) lanes *= 2;
+  while (lanes < 32 && 8ll * lanes * lanes < mean * mean) lanes *= 2;
   return lanes;
 }
 

@@ -149,16 +149,14 @@ int main() {
   int failed = 0;
 #define SUITE(L) failed += suite<L>();
 #include "configs.inc"
-  // The rule for lanes 0: the smallest power of two >= the mean row length, in 2..32.
-  const long long rule[][3] = {{100, 0, 2},
-                               {100, 100, 2},
-                               {100, 500, 8},
-                               {1 << 20, 5 * (1 << 20) - 4096, 8},
-                               {4194304, 62914560, 16},
-                               {1, 3000, 32},
-                               {10, 170, 32},
-                               {10, 161, 32},
-                               {10, 160, 16}};
+  // The rule for lanes 0: the power of two nearest to half the mean row length (2 sqrt(2) L >=
+  // mean), in 2..32: 2 up to mean 5, 4 up to 11, 8 up to 22, 16 up to 45, 32 past that.
+  const long long rule[][3] = {
+      {100, 0, 2},   {100, 100, 2},          {100, 500, 2},
+      {10, 60, 4},   {10, 110, 4},           {10, 120, 8},
+      {10, 220, 8},  {10, 230, 16},          {10, 450, 16},
+      {10, 460, 32}, {1, 3000, 32},          {1, 1ll << 40, 32},
+      {0, 0, 2},     {4194304, 62914560, 8}, {1 << 20, 5 * (1 << 20) - 4096, 2}};
   for (auto &r : rule)
     if (subwarp_lanes(r[0], r[1]) != r[2]) {
       fprintf(stderr, "lanes rule: rows %lld nnz %lld gave %d, want %lld\n", r[0], r[1],

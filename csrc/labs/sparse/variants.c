@@ -94,8 +94,9 @@ static const gl_variant spmv_variants[] = {
     {.id = GLC_SPMV_CSR_SUBWARP,
      .name = "csr_subwarp",
      .backend = GL_BACKEND_CUDA,
-     .summary = "A group of `lanes` lanes per row (default: the smallest power of two >= the mean "
-                "row length, 2..32), 4 strided gathers of x in flight per lane, a group shuffle.",
+     .summary = "A group of `lanes` lanes per row (default: the power of two nearest half the "
+                "mean row length, 2..32), 4 strided gathers of x in flight per lane, a group "
+                "shuffle.",
      .seed = "S3 10.3; sub-warp CSR vector",
      .kernels = "spmv_csr_subwarp",
      .dtypes = GL_FLOATS,

@@ -211,11 +211,11 @@ template <typename Op, typename In, typename Acc, typename Status, typename S>
 __global__ void __launch_bounds__(S::threads, lookback_min_blocks<Op, In, Acc>())
     decoupled_lookback(const In *x, Acc *y, size_t n, bool vector_ok, bool inclusive,
                        unsigned *tile_counter, Status status) {
+  using Scan = glc_tile_scan<Op, Acc, S::vec, S::threads, S::rounds>;
   __shared__ __align__(16) In stage[S::tile];
-  __shared__ Acc warp_totals[S::rounds][S::warps];
+  __shared__ typename Scan::Shared shared;
   __shared__ unsigned tile_id;
   __shared__ Acc tile_prefix;
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   // Ids in the order blocks start, not blockIdx: a block waits only on tiles that are running.
   if (threadIdx.x == 0) tile_id = atomicAdd(tile_counter, 1u);
   __syncthreads();
@@ -230,39 +230,20 @@ __global__ void __launch_bounds__(S::threads, lookback_min_blocks<Op, In, Acc>()
                    x + glc_tile_index<In, S::threads>(begin, r, 0), policy);
     stage_wait_all();
   }
-  // Pass 1: each round's group total, scanned across the warp (what comes before this lane's
-  // group within the warp), and the warp's total.
+  // Pass 1: each round's group total, scanned across the warp, then the warps' totals folded:
+  // what comes before each of this thread's groups, and the tile's aggregate.
   Acc before[S::rounds];
 #pragma unroll
   for (int r = 0; r < S::rounds; ++r) {
     Acc v[S::vec];
     round_group<Op, In, Acc, S>(stage, x, n, begin, staged, r, v);
-    Acc inclusive_total = v[0];
+    Acc total = v[0];
 #pragma unroll
-    for (int k = 1; k < S::vec; ++k) inclusive_total = Op::apply(inclusive_total, v[k]);
-#pragma unroll
-    for (int offset = 1; offset < 32; offset <<= 1) {
-      const Acc up = __shfl_up_sync(0xffffffffu, inclusive_total, offset);
-      if (lane >= offset) inclusive_total = Op::apply(up, inclusive_total);
-    }
-    const Acc lane_before = __shfl_up_sync(0xffffffffu, inclusive_total, 1);
-    before[r] = lane == 0 ? Op::template identity<Acc>() : lane_before;
-    if (lane == 31) warp_totals[r][warp] = inclusive_total;
+    for (int k = 1; k < S::vec; ++k) total = Op::apply(total, v[k]);
+    before[r] = Scan::warp_part(r, total, shared);
   }
   __syncthreads();
-  Acc aggregate = Op::template identity<Acc>();
-#pragma unroll
-  for (int r = 0; r < S::rounds; ++r) {
-    Acc before_warp = Op::template identity<Acc>(), round_total = before_warp;
-#pragma unroll
-    for (int w = 0; w < S::warps; ++w) {
-      const Acc total = warp_totals[r][w];
-      if (w < static_cast<int>(warp)) before_warp = Op::apply(before_warp, total);
-      round_total = Op::apply(round_total, total);
-    }
-    before[r] = Op::apply(Op::apply(aggregate, before_warp), before[r]);
-    aggregate = Op::apply(aggregate, round_total);
-  }
+  const Acc aggregate = Scan::fold(before, shared);
   if (threadIdx.x < 32) {
     const Acc exclusive = glc_look_back<Op>(status, tile, aggregate);
     if (threadIdx.x == 0) tile_prefix = exclusive;

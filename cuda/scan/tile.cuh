@@ -87,25 +87,27 @@ struct glc_tile_scan {
     Acc warp_totals[Rounds][warps];
   };
 
-  __device__ __forceinline__ static void scan(Acc (&v)[Rounds][V], Acc (&base)[Rounds],
-                                              Acc &aggregate, Shared &s) {
+  // Round r's warp step: `inclusive` is this thread's group total. Returns what comes before
+  // this lane's group within the warp (op's identity in lane 0); lane 31 leaves the warp's total
+  // in s.
+  __device__ __forceinline__ static Acc warp_part(int r, Acc inclusive, Shared &s) {
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    Acc lane_exclusive[Rounds];
 #pragma unroll
-    for (int r = 0; r < Rounds; ++r) {
-#pragma unroll
-      for (int k = 1; k < V; ++k) v[r][k] = Op::apply(v[r][k - 1], v[r][k]);
-      Acc inclusive = v[r][V - 1];
-#pragma unroll
-      for (int offset = 1; offset < 32; offset <<= 1) {
-        const Acc up = __shfl_up_sync(0xffffffffu, inclusive, offset);
-        if (lane >= offset) inclusive = Op::apply(up, inclusive);
-      }
-      const Acc before = __shfl_up_sync(0xffffffffu, inclusive, 1);
-      lane_exclusive[r] = lane == 0 ? Op::template identity<Acc>() : before;
-      if (lane == 31) s.warp_totals[r][warp] = inclusive;
+    for (int offset = 1; offset < 32; offset <<= 1) {
+      const Acc up = __shfl_up_sync(0xffffffffu, inclusive, offset);
+      if (lane >= offset) inclusive = Op::apply(up, inclusive);
     }
-    __syncthreads();
+    const Acc before = __shfl_up_sync(0xffffffffu, inclusive, 1);
+    const Acc exclusive = lane == 0 ? Op::template identity<Acc>() : before;
+    if (lane == 31) s.warp_totals[r][warp] = inclusive;
+    return exclusive;
+  }
+
+  // After the barrier that follows every round's warp_part: base[r], warp_part's result on
+  // entry, becomes everything in the tile before this thread's round-r group. Returns the
+  // tile's aggregate.
+  __device__ __forceinline__ static Acc fold(Acc (&base)[Rounds], const Shared &s) {
+    const unsigned warp = threadIdx.x / 32;
     Acc running = Op::template identity<Acc>();
 #pragma unroll
     for (int r = 0; r < Rounds; ++r) {
@@ -116,10 +118,22 @@ struct glc_tile_scan {
         if (w < static_cast<int>(warp)) before_warp = Op::apply(before_warp, total);
         round_total = Op::apply(round_total, total);
       }
-      base[r] = Op::apply(Op::apply(running, before_warp), lane_exclusive[r]);
+      base[r] = Op::apply(Op::apply(running, before_warp), base[r]);
       running = Op::apply(running, round_total);
     }
-    aggregate = running;
+    return running;
+  }
+
+  __device__ __forceinline__ static void scan(Acc (&v)[Rounds][V], Acc (&base)[Rounds],
+                                              Acc &aggregate, Shared &s) {
+#pragma unroll
+    for (int r = 0; r < Rounds; ++r) {
+#pragma unroll
+      for (int k = 1; k < V; ++k) v[r][k] = Op::apply(v[r][k - 1], v[r][k]);
+      base[r] = warp_part(r, v[r][V - 1], s);
+    }
+    __syncthreads();
+    aggregate = fold(base, s);
   }
 };
 

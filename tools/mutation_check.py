@@ -10,9 +10,12 @@ error or hazard summary is not zero), and if the same commands on the unplanted 
 nothing. It fails, too, when a lab of the registry has no plant: a new lab adds its own below.
 
     python3 tools/mutation_check.py [--out FILE] [--jobs N] [--keep DIR] [--only NAME,...]
+                                    [--run-timeout SECONDS]
 
 It needs the GPU machine (compute-sanitizer and a GPU). The result, with the cost of each step,
-goes to FILE (default: $GPULAB_RESULTS or benchmarks/results/, mutation_check.json).
+goes to FILE (default: $GPULAB_RESULTS or benchmarks/results/, mutation_check.json). A sanitizer
+run that passes --run-timeout (default 300 s) is stopped and recorded as not finished (the plant
+neither caught nor missed, the check not passed), so that one slow run cannot cost the file.
 """
 
 import argparse
@@ -23,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -396,20 +400,38 @@ def core_mtime(tree):
     return max(os.path.getmtime(p) for p in found) if found else 0.0
 
 
-def run_sanitizer(tree, tool, driver, log, exact=True):
+# Seconds a sanitizer run may take before it is stopped (main's --run-timeout).
+RUN_TIMEOUT_S = 300
+
+
+def run_command(command, cwd, env, timeout):
+    """(output, exit code, finished): the command's stdout and stderr. A run past `timeout`
+    seconds is killed with its whole process group (compute-sanitizer and the driver under it),
+    keeping the output it had written; its exit code is None and finished False."""
+    with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+            return out + err, proc.returncode, True
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            return out + err + f"\n(stopped after {timeout} s)\n", None, False
+
+
+def run_sanitizer(tree, tool, driver, log, exact=True, command=None):
     env = dict(os.environ, PYTHONPATH=tree, GPULAB_EXACT_ALLOC="1" if exact else "0",
                PYTHONUNBUFFERED="1", GPULAB_SANITIZER_TOOL=tool)
     t0 = time.perf_counter()
-    done = subprocess.run(sanitizer_command(tool, driver), cwd=tree, env=env,
-                          capture_output=True, text=True)
+    output, code, finished = run_command(command or sanitizer_command(tool, driver), tree, env,
+                                         RUN_TIMEOUT_S)
     seconds = time.perf_counter() - t0
-    output = done.stdout + done.stderr
     with open(log, "w") as f:
         f.write(output)
-    return {"reported": reported(tool, output), "exit": done.returncode,
-            "seconds": round(seconds, 1),
-            "summary": [line.strip("= ").strip() for line in output.splitlines()
-                        if "SUMMARY" in line][-1:]}
+    summary = [line.strip("= ").strip() for line in output.splitlines() if "SUMMARY" in line][-1:]
+    return {"reported": reported(tool, output) if finished else 0, "exit": code,
+            "finished": finished, "seconds": round(seconds, 1),
+            "summary": summary if finished else [f"not finished in {RUN_TIMEOUT_S} s"]}
 
 
 def plant_into(tree, plant):
@@ -445,7 +467,8 @@ def check_plant(base, work, plant):
     result = run_sanitizer(tree, plant.tool, plant.driver, os.path.join(work, f"{plant.name}.log"))
     # For the record, not for the verdict: what the same run sees without exact allocation mode.
     normal = run_sanitizer(tree, plant.tool, plant.driver,
-                           os.path.join(work, f"{plant.name}.normal.log"), exact=False)
+                           os.path.join(work, f"{plant.name}.normal.log"),
+                           exact=False) if result["finished"] else {"reported": None}
     return {**dataclasses.asdict(plant), "driver": " ".join(plant.driver),
             "caught": result["reported"] > 0, "build_s": round(build_s, 1),
             "objects_recompiled_by_nvcc": nvcc_runs, **result,
@@ -455,8 +478,8 @@ def check_plant(base, work, plant):
 def check_baseline(base, work, tool, driver):
     name = f"baseline-{tool}-{'-'.join(driver).replace('.py', '').replace(':', '_')}"
     result = run_sanitizer(base, tool, driver, os.path.join(work, name + ".log"))
-    return {"tool": tool, "driver": " ".join(driver), "clean": result["reported"] == 0 and
-            result["exit"] == 0, **result}
+    return {"tool": tool, "driver": " ".join(driver), "clean": result["finished"] and
+            result["reported"] == 0 and result["exit"] == 0, **result}
 
 
 def labs():
@@ -477,7 +500,10 @@ def main():
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
     parser.add_argument("--keep", help="work in this folder and keep it (default: a temporary one)")
     parser.add_argument("--only", help="comma-separated plant names")
+    parser.add_argument("--run-timeout", type=float, default=RUN_TIMEOUT_S,
+                        help="seconds a sanitizer run may take (default %(default)s)")
     args = parser.parse_args()
+    globals()["RUN_TIMEOUT_S"] = args.run_timeout
     plants = PLANTS if not args.only else [p for p in PLANTS if p.name in args.only.split(",")]
     missing = labs_without_plants()
     work = args.keep or tempfile.mkdtemp(prefix="gpulab-mutation-")
@@ -496,12 +522,14 @@ def main():
         planted = [f.result() for f in planted]
     wall_s = time.perf_counter() - t0
     for r in planted:
-        print(f"{'CAUGHT' if r['caught'] else 'MISSED'} {r['name']} ({r['lab']}: {r['kind']}) by "
+        verdict = "CAUGHT" if r["caught"] else "MISSED" if r["finished"] else "NOT FINISHED"
+        print(f"{verdict} {r['name']} ({r['lab']}: {r['kind']}) by "
               f"{r['tool']}: {r['summary']}; rebuilt in {r['build_s']} s "
               f"({r['objects_recompiled_by_nvcc']} object by nvcc), ran {r['seconds']} s; without "
               f"exact mode {r['reported_without_exact_mode']} reported")
     for r in baselines:
-        print(f"{'clean' if r['clean'] else 'DIRTY'} baseline {r['tool']} {r['driver']}: "
+        verdict = "clean" if r["clean"] else "DIRTY" if r["finished"] else "NOT FINISHED"
+        print(f"{verdict} baseline {r['tool']} {r['driver']}: "
               f"{r['summary']} (exit {r['exit']})")
     ok = all(r["caught"] for r in planted) and all(r["clean"] for r in baselines) and not missing
     if missing:
@@ -509,7 +537,7 @@ def main():
     sys.path.insert(0, base)  # the built copy of this tree
     from gpulab.provenance import metadata
     meta = metadata({"archs": ARCHS, "jobs": args.jobs, "memcheck_padding": MEMCHECK_PADDING,
-                     "exact_alloc": True})
+                     "exact_alloc": True, "run_timeout_s": RUN_TIMEOUT_S})
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump({"meta": meta, "results": {

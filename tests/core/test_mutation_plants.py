@@ -4,6 +4,8 @@ sanitizers catch them is for the GPU machine: tools/gpu-check.sh runs the check 
 
 import importlib.util
 import os
+import sys
+import time
 
 import pytest
 
@@ -65,3 +67,36 @@ def test_sanitizer_summaries_are_read():
     assert CHECK.reported("racecheck", "========= RACECHECK SUMMARY: 12 hazards displayed "
                                        "(12 errors, 0 warnings)") == 12
     assert CHECK.reported("initcheck", "no summary at all") == 0
+
+
+def test_a_sanitizer_run_reports_its_summary(tmp_path, monkeypatch):
+    monkeypatch.setattr(CHECK, "RUN_TIMEOUT_S", 60)
+    said = "print('========= ERROR SUMMARY: 3 errors')"
+    result = CHECK.run_sanitizer(str(tmp_path), "memcheck", ("scan.py",), str(tmp_path / "log"),
+                                 command=[sys.executable, "-c", said])
+    assert result["finished"] and result["reported"] == 3 and result["exit"] == 0
+    assert result["summary"] == ["ERROR SUMMARY: 3 errors"]
+
+
+def test_a_sanitizer_run_past_its_timeout_is_not_finished(tmp_path, monkeypatch):
+    """A run that hangs (racecheck over a large driver can) is stopped and recorded as not
+    finished: neither caught nor clean, and what it printed is kept in its log."""
+    monkeypatch.setattr(CHECK, "RUN_TIMEOUT_S", 1)
+    # like compute-sanitizer, the command runs the driver as its own child: both must go
+    pid_file = tmp_path / "child.pid"
+    slow = ("import subprocess, sys, time; child = subprocess.Popen([sys.executable, '-c', "
+            "'import time; time.sleep(60)']); open(sys.argv[1], 'w').write(str(child.pid)); "
+            "print('started', flush=True); time.sleep(60)")
+    result = CHECK.run_sanitizer(str(tmp_path), "racecheck", ("scan.py",), str(tmp_path / "log"),
+                                 command=[sys.executable, "-u", "-c", slow, str(pid_file)])
+    assert not result["finished"] and result["reported"] == 0 and result["exit"] is None
+    assert result["summary"] == ["not finished in 1 s"] and result["seconds"] < 20
+    assert "started" in (tmp_path / "log").read_text()
+    child = int(pid_file.read_text())
+    for _ in range(100):  # the killed child is reaped by init shortly after
+        stat = f"/proc/{child}/stat"
+        if not os.path.exists(stat) or open(stat).read().split()[2] == "Z":
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"the command's child {child} outlived the timeout")

@@ -82,9 +82,9 @@ static const gl_variant scan_variants[] = {
                 "predecessors' published aggregates and prefixes (flag and value read "
                 "together; CUB's delays before and between reads). The tile waits for its "
                 "prefix in shared memory (cp.async), not in registers, and is scanned a vector "
-                "at a time, twice: 32 registers, twice the resident tiles. Reads x once, writes "
-                "y once. Float sums round differently from run to run (where the look-back "
-                "stops varies).",
+                "at a time, twice: 32 registers, 16 resident tiles a SM instead of 10. Reads x "
+                "once, writes y once. Float sums round differently from run to run (where the "
+                "look-back stops varies).",
      .seed = "Merrill & Garland 2016 (decoupled look-back)",
      .kernels = "decoupled_lookback",
      .dtypes = SCAN_DTYPES,

@@ -1,5 +1,5 @@
 // Variants 4-5: the bandwidth-bound scans. Each block owns a tile of threads x rounds x one
-// 16-byte vector (tile.cuh: 256 x 4 for variant 4 and for variant 5's 8-byte inputs, 128 x 6 for
+// 16-byte vector (tile.cuh: 256 x 4 for variant 4 and for variant 5's 8-byte inputs, 128 x 8 for
 // variant 5's 4-byte inputs), scanned with warp shuffles and one barrier: in registers
 // (variant 4), or a vector at a time from shared memory (variant 5).
 //  4 warp_shuffle: reduce-then-scan on these tiles: reduce each tile (16-byte loads, shuffles),
@@ -123,9 +123,56 @@ __global__ void __launch_bounds__(glc_tile_threads)
 
 // ---- variant 5's copies into shared memory (tools/emulate/scan.py has its own) ----
 
-// cp.async: 16 bytes from global to shared memory, not through registers; the thread waits for
-// them at stage_wait_all. The L2 policy marks x evict-first, as __ldcs does: x is read once, and
-// the tile status words should stay in L2. Before sm_80 the copy is a load and a shared store.
+// How the tile gets into shared memory. From sm_90, thread 0 issues one bulk copy of the whole
+// tile (the TMA: one request instead of a 16-byte cp.async a thread and round) that completes on
+// an mbarrier every thread waits on: 1.7% faster at 2^28 float32 on the H100, and steadier
+// (benchmarks/NOTES.md, "Seventh session"). Before, each thread cp.asyncs its own 16-byte
+// vectors (sm_80: L2 evict-first, as __ldcs: x is read once, the status words should stay) and
+// waits for them itself; before sm_80 a load and a shared store.
+using stage_barrier = unsigned long long;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+constexpr bool stage_by_thread_0 = true;
+#else
+constexpr bool stage_by_thread_0 = false;
+#endif
+
+__device__ __forceinline__ unsigned stage_shared_address(const void *p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// Thread 0, before the block's first barrier: an mbarrier of one arrival (thread 0's, below).
+__device__ __forceinline__ void stage_barrier_init(stage_barrier *bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(stage_shared_address(bar))
+               : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#else
+  (void)bar;
+#endif
+}
+
+// Thread 0 (stage_by_thread_0): the whole tile at x in one bulk copy; x and the stage 16-byte
+// aligned, `bytes` a multiple of 16.
+__device__ __forceinline__ void stage_bulk(void *stage, const void *x, unsigned bytes,
+                                           stage_barrier *bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const unsigned b = stage_shared_address(bar);
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes)
+               : "memory");
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
+          "r"(stage_shared_address(stage)),
+      "l"(x), "r"(bytes), "r"(b)
+      : "memory");
+#else
+  (void)stage;
+  (void)x;
+  (void)bytes;
+  (void)bar;
+#endif
+}
+
+// Every thread (not stage_by_thread_0): its own 16-byte vectors, each with this policy.
 __device__ __forceinline__ unsigned long long stage_evict_first_policy() {
   unsigned long long policy = 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -137,9 +184,9 @@ __device__ __forceinline__ unsigned long long stage_evict_first_policy() {
 __device__ __forceinline__ void stage_copy16(void *dst, const void *src,
                                              unsigned long long policy) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
-               "l"(policy)
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(
+                   stage_shared_address(dst)),
+               "l"(src), "l"(policy)
                : "memory");
 #else
   (void)policy;
@@ -147,32 +194,44 @@ __device__ __forceinline__ void stage_copy16(void *dst, const void *src,
 #endif
 }
 
-__device__ __forceinline__ void stage_wait_all() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+// Every thread, before it reads the stage: the bulk copy complete (the mbarrier's first phase),
+// or its own cp.asyncs.
+__device__ __forceinline__ void stage_wait(stage_barrier *bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n .reg .pred done;\n STAGE_WAIT_%=:\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n"
+      " @!done bra STAGE_WAIT_%=;\n}\n" ::"r"(stage_shared_address(bar))
+      : "memory");
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  (void)bar;
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+#else
+  (void)bar;
 #endif
 }
 
 // ---- variant 5 (tools/emulate/scan.py runs this part on the CPU) ----
 
-// Variant 5's tile: CUB's sm_90 shape where input and accumulator are 4 bytes (tuning_scan.cuh's
-// sm90_tuning: 128 threads x 24 items, here 6 rounds of one 16-byte vector: 3072 a tile), 256 x 4
-// otherwise (benchmarks/NOTES.md, "Scan lab: CUB's tile shape and a fair CUB rung").
+// Variant 5's tile: where input and accumulator are 4 bytes, 128 threads x 8 rounds of one
+// 16-byte vector (4096 a tile, 16 KiB: CUB's sm_90 shape has 128 x 24 items, 3072; with the bulk
+// copy, 128 x 8 ran 1% faster than 128 x 6 on the H100, "Seventh session"), 256 x 4 otherwise
+// (benchmarks/NOTES.md, "Scan lab: CUB's tile shape and a fair CUB rung").
 template <typename In, typename Acc>
 using lookback_shape =
     glc_tile_shape<In, sizeof(In) == 4 && sizeof(Acc) == 4 ? 128 : glc_tile_threads,
-                   sizeof(In) == 4 && sizeof(Acc) == 4 ? 6 : glc_tile_rounds>;
+                   sizeof(In) == 4 && sizeof(Acc) == 4 ? 8 : glc_tile_rounds>;
 
 // The kernel's second __launch_bounds__ argument: the fewest blocks a SM that ptxas must leave
 // room for, the largest with no spill (nvcc 13.0, sm_90). No thread holds its tile through the
-// look-back (it waits in shared memory), so registers are few and the SM's 2048 threads are the
-// limit: 16 blocks of 128 threads or 8 of 256, at 32 registers (unbounded: 32-34 and 32-38).
-// Sums into int64 spill 12-28 bytes at 32 and keep 38-40 unbounded (6 blocks): no bound. Before
-// sm_90 nothing was measured: no bound.
+// look-back (it waits in shared memory), so registers are few, and the SM's shared memory (13
+// tiles of 16 KiB) or its 2048 threads (8 blocks of 256) are the limit. Sums into int64 spill
+// 12-28 bytes at 32 registers and keep 38-40 unbounded (6 blocks): no bound. Before sm_90
+// nothing was measured: no bound.
 template <typename Op, typename In, typename Acc>
 constexpr int lookback_min_blocks() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (lookback_shape<In, Acc>::threads == 128) return 16;
+  if (lookback_shape<In, Acc>::threads == 128) return 13;
   return std::is_same<Op, glc_scan_sum>::value && std::is_integral<Acc>::value ? 0 : 8;
 #else
   return 0;
@@ -200,13 +259,15 @@ __device__ __forceinline__ void round_group(const In *stage, const In *x, size_t
 }
 
 // Variant 5: the whole scan in one pass, a tile of shape S a block. The tile waits for its
-// prefix in shared memory, not in registers: each thread cp.asyncs its own 16-byte vectors there
-// and reads back only those (so its own wait orders them, no barrier), then goes over its rounds
-// twice, a vector at a time: first for the totals (the tile's aggregate, and what comes before
-// each of its groups), then, with the prefix, for the writes. 32 registers instead of 48 let a SM
-// hold 16 tiles of 128 threads instead of 10 while their look-backs wait: 0.827 ms against 0.95
-// at 2^28 float32 on the H100 (benchmarks/NOTES.md, "Sixth session"). The sums are
-// glc_tile_scan's, in its order: the thread's run, the warp's shuffles, the warps, the rounds.
+// prefix in shared memory, not in registers: thread 0 copies it there in bulk as soon as it has
+// its id (sm_90; before, each thread cp.asyncs its own vectors), every thread waits for the copy,
+// then goes over its rounds twice, a vector at a time: first for the totals (the tile's
+// aggregate, and what comes before each of its groups), then, with the prefix, for the writes.
+// 32 registers instead of 48 let a SM hold 16 tiles of 12 KiB instead of 10 while their
+// look-backs wait: 0.827 ms against 0.95 at 2^28 float32 on the H100 (benchmarks/NOTES.md,
+// "Sixth session"); the bulk copy and 13 tiles of 16 KiB took 2% more ("Seventh session"). The
+// sums are glc_tile_scan's, in its order: the thread's run, the warp's shuffles, the warps, the
+// rounds.
 template <typename Op, typename In, typename Acc, typename Status, typename S>
 __global__ void __launch_bounds__(S::threads, lookback_min_blocks<Op, In, Acc>())
     decoupled_lookback(const In *x, Acc *y, size_t n, bool vector_ok, bool inclusive,
@@ -216,19 +277,29 @@ __global__ void __launch_bounds__(S::threads, lookback_min_blocks<Op, In, Acc>()
   __shared__ typename Scan::Shared shared;
   __shared__ unsigned tile_id;
   __shared__ Acc tile_prefix;
+  __shared__ stage_barrier staged_bar;
   // Ids in the order blocks start, not blockIdx: a block waits only on tiles that are running.
-  if (threadIdx.x == 0) tile_id = atomicAdd(tile_counter, 1u);
+  if (threadIdx.x == 0) {
+    stage_barrier_init(&staged_bar);
+    const unsigned id = atomicAdd(tile_counter, 1u);
+    tile_id = id;
+    const size_t first = static_cast<size_t>(id) * S::tile;
+    if (stage_by_thread_0 && vector_ok && first + S::tile <= n)
+      stage_bulk(stage, x + first, S::tile * sizeof(In), &staged_bar);
+  }
   __syncthreads();
   const size_t tile = tile_id;
   const size_t begin = tile * S::tile;
   const bool staged = vector_ok && begin + S::tile <= n;
   if (staged) {
-    const unsigned long long policy = stage_evict_first_policy();
+    if (!stage_by_thread_0) {
+      const unsigned long long policy = stage_evict_first_policy();
 #pragma unroll
-    for (int r = 0; r < S::rounds; ++r)
-      stage_copy16(stage + glc_tile_index<In, S::threads>(0, r, 0),
-                   x + glc_tile_index<In, S::threads>(begin, r, 0), policy);
-    stage_wait_all();
+      for (int r = 0; r < S::rounds; ++r)
+        stage_copy16(stage + glc_tile_index<In, S::threads>(0, r, 0),
+                     x + glc_tile_index<In, S::threads>(begin, r, 0), policy);
+    }
+    stage_wait(&staged_bar);
   }
   // Pass 1: each round's group total, scanned across the warp, then the warps' totals folded:
   // what comes before each of this thread's groups, and the tile's aggregate.

@@ -76,8 +76,8 @@ __device__ __forceinline__ void glc_store16(T *p, const T (&v)[V]) {
 //   aggregate = op of the whole tile (every thread gets it).
 // Each warp scans its 32 group totals of every round with shuffles (5 steps); lane 31 leaves the
 // warp's total in shared memory; after one barrier every thread folds the warps' totals of every
-// round itself (8 warps x 4 rounds = 32 broadcast reads in the default tile, 4 x 6 = 24 in
-// 128 x 6), so the block needs no second shared-memory pass. The summation order (the thread's
+// round itself (8 warps x 4 rounds = 32 broadcast reads in the default tile, 4 x 8 = 32 in
+// 128 x 8), so the block needs no second shared-memory pass. The summation order (the thread's
 // run, the warp's shuffles, the warps, the rounds) is the same for every shape.
 template <typename Op, typename Acc, int V, int Threads = glc_tile_threads,
           int Rounds = glc_tile_rounds>

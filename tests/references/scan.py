@@ -69,8 +69,8 @@ def scan_depth(n, variant=None, block=None):
         return math.ceil(n / 2048 / 2048) + 2 * _log2(2048) + 64
     if name == "decoupled_lookback":
         # a prefix and an aggregate a tile; tiles hold at least 2048 elements (8-byte: 256 x 4
-        # x 2; 4-byte in and out: 128 x 6 x 4 = 3072), and inside a tile the thread's run (4), the warp's
-        # shuffles (5), the warps (8 at most) and the rounds (6 at most) fit the 64
+        # x 2; 4-byte in and out: 128 x 8 x 4 = 4096), and inside a tile the thread's run (4),
+        # the warp's shuffles (5), the warps (8 at most) and the rounds (8 at most) fit the 64
         return 2 * math.ceil(n / 2048) + 64
     return 2 * math.ceil(n / 256) + 64  # CUB: a look-back over tiles of at least 256
 

@@ -57,11 +57,11 @@ def kernel_parts(path, parts):
     return per_block_shared("\n".join(found))
 
 
-def build_and_run(host_cpp, kernel_text, args, timeout):
+def build_and_run(host_cpp, kernel_text, args, timeout, defines=()):
     """Builds tools/emulate/<host_cpp> with kernel_text as its kernel_gen.inc (C++20, the CUDA
-    and libcu++ headers, this tree on the include path) and runs it with args; its exit code,
-    or 1 when it runs past timeout seconds (a thread missing from a barrier or a collective
-    hangs its block)."""
+    and libcu++ headers, this tree on the include path, each of defines as -D) and runs it with
+    args; its exit code, or 1 when it runs past timeout seconds (a thread missing from a barrier
+    or a collective hangs its block)."""
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(os.path.dirname(here))
     cxx, include = require()
@@ -71,7 +71,8 @@ def build_and_run(host_cpp, kernel_text, args, timeout):
         shutil.copy(os.path.join(here, host_cpp), work)
         exe = os.path.join(work, os.path.splitext(host_cpp)[0])
         subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-w", f"-I{include}",
-                        *cccl_flags(include), f"-I{here}", f"-I{root}", f"-I{work}",
+                        *cccl_flags(include), *(f"-D{d}" for d in defines), f"-I{here}",
+                        f"-I{root}", f"-I{work}",
                         os.path.join(work, host_cpp), "-o", exe], check=True)
         try:
             return subprocess.run([exe, *args], timeout=timeout).returncode

@@ -1,12 +1,14 @@
 """Runs scan variant 5's own kernel on the CPU (decoupled_lookback in cuda/scan/shuffle.cu, on
-its own tile shape: 128 threads x 6 rounds where input and accumulator are 4 bytes, 256 x 4
-otherwise, int32 sums into int64 included) through the host emulation in scan_host.cpp: float32,
-float64, int32 (max/min in int32, sums into int64) and int64, sum, max and min, inclusive and
-exclusive, at 1 and 33 elements, a tile +-1, three tiles +-1, seven tiles and fifty (sums), x and
-y on and off 16-byte boundaries, 3 blocks running at once with some claims of a tile id stalled,
-so that look-backs meet predecessors that have published nothing or only their aggregate. A check
-of the tile's indexing, scan, look-back and stores for machines without a GPU. Needs g++ (C++20)
-and the CUDA headers; exits non-zero when a result is wrong.
+its own tile shape: 128 threads x 8 rounds where input and accumulator are 4 bytes, 256 x 4
+otherwise, int32 sums into int64 included) through the host emulation in scan_host.cpp, twice:
+the tile copied into shared memory in bulk by thread 0 (sm_90's way), then by each thread for its
+own vectors (sm_80's). Each time float32, float64, int32 (max/min in int32, sums into int64) and
+int64, sum, max and min, inclusive and exclusive, at 1 and 33 elements, a tile +-1, three tiles
++-1, seven tiles and fifty (sums), x and y on and off 16-byte boundaries, 3 blocks running at once
+with some claims of a tile id stalled, so that look-backs meet predecessors that have published
+nothing or only their aggregate. A check of the tile's indexing, copies, scan, look-back and
+stores for machines without a GPU. Needs g++ (C++20) and the CUDA headers; exits non-zero when a
+result is wrong.
 
     python3 tools/emulate/scan.py [--quick] [shuffle.cu]
 """
@@ -33,8 +35,14 @@ def kernel_source(path=KERNEL):
 def main(*args):
     quick = "--quick" in args
     paths = [a for a in args if a != "--quick"]
-    return host_toolchain.build_and_run("scan_host.cpp", kernel_source(*paths),
-                                        ["quick"] if quick else [], timeout=1800)
+    failed = 0
+    for copies, defines in (("bulk copy by thread 0", ()),
+                            ("copies by each thread", ("EMU_STAGE_PER_THREAD",))):
+        print(f"-- the tile into shared memory: {copies}", flush=True)
+        failed |= host_toolchain.build_and_run("scan_host.cpp", kernel_source(*paths),
+                                               ["quick"] if quick else [], timeout=1800,
+                                               defines=defines)
+    return failed
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 // Host emulation of scan variant 5 (cuda/scan/shuffle.cu): the one-tile look-back kernel
 // (decoupled_lookback, its tile staged in shared memory) on its own shape (lookback_shape: 128
-// threads x 6 rounds where input and accumulator are 4 bytes, 256 x 4 otherwise), driven by
+// threads x 8 rounds where input and accumulator are 4 bytes, 256 x 4 otherwise), driven by
 // tools/emulate/scan.py, which writes kernel_gen.inc: the tiles' loads and stores and variant 5,
 // cut from shuffle.cu, with each __shared__ variable turned into a per-block slot of emu_shared.
-// tile.cuh (the tile status and the look-back) is included as it is; the cp.async helpers are
-// emulated below, each copy landing only at the copying thread's wait.
+// tile.cuh (the tile status and the look-back) is included as it is; the copies into shared
+// memory are emulated below (the bulk copy of sm_90, or each thread's cp.async).
 // Each CUDA thread is a std::thread; a warp's collectives meet its 32 lanes at a std::barrier,
 // __syncthreads the block's threads. Blocks run kEmuBlocks at once, in waves; some claims of a tile
 // id stall (atomicAdd), so that look-backs meet predecessors with nothing or only an aggregate
@@ -45,18 +45,62 @@ unsigned atomicAdd(unsigned *p, unsigned v) {
   return old;
 }
 
-// shuffle.cu's cp.async helpers (not cut from it): a thread's copies land only at its
-// stage_wait_all, so a read of the stage before that wait sees what an earlier block left there.
+// shuffle.cu's copies into shared memory (not cut from it), either way the GPU makes them: as on
+// sm_90 (the default), thread 0 issues one bulk copy of the tile, which lands when the first
+// thread waits for it, and a wait with no copy issued is an error (it would hang on the GPU); or,
+// with EMU_STAGE_PER_THREAD, as before sm_90, each thread's 16-byte copies land only at its own
+// wait. Either way a read of the stage before its landing sees what an earlier block left there.
+using stage_barrier = unsigned long long;
+#ifdef EMU_STAGE_PER_THREAD
+constexpr bool stage_by_thread_0 = false;
+#else
+constexpr bool stage_by_thread_0 = true;
+#endif
+struct emu_bulk_copy {
+  std::atomic<int> state{0};  // 0 none, 1 issued, 2 landing, 3 landed
+  void *dst = nullptr;
+  const void *src = nullptr;
+  unsigned bytes = 0;
+};
+emu_bulk_copy emu_bulk_copies[kEmuBlocks];
 thread_local std::vector<std::pair<void *, const void *>> emu_pending_copies;
+
+void stage_barrier_init(stage_barrier *) { emu_bulk_copies[emu_slot].state.store(0); }
+void stage_bulk(void *dst, const void *src, unsigned bytes, stage_barrier *) {
+  if (!stage_by_thread_0 || threadIdx.x != 0) emu_error("a bulk copy not from thread 0");
+  if (reinterpret_cast<uintptr_t>(dst) % 16 || reinterpret_cast<uintptr_t>(src) % 16 || bytes % 16)
+    emu_error("a misaligned bulk copy");
+  emu_bulk_copy &c = emu_bulk_copies[emu_slot];
+  c.dst = dst;
+  c.src = src;
+  c.bytes = bytes;
+  c.state.store(1);
+}
 unsigned long long stage_evict_first_policy() { return 0; }
 void stage_copy16(void *dst, const void *src, unsigned long long) {
+  if (stage_by_thread_0) emu_error("a per-thread copy where thread 0 copies in bulk");
   if (reinterpret_cast<uintptr_t>(dst) % 16 || reinterpret_cast<uintptr_t>(src) % 16)
     emu_error("a misaligned 16-byte cp.async");
   emu_pending_copies.emplace_back(dst, src);
 }
-void stage_wait_all() {
-  for (auto [dst, src] : emu_pending_copies) memcpy(dst, src, 16);
-  emu_pending_copies.clear();
+void stage_wait(stage_barrier *) {
+  if (!stage_by_thread_0) {
+    for (auto [dst, src] : emu_pending_copies) memcpy(dst, src, 16);
+    emu_pending_copies.clear();
+    return;
+  }
+  emu_bulk_copy &c = emu_bulk_copies[emu_slot];
+  int issued = 1;
+  if (c.state.compare_exchange_strong(issued, 2)) {
+    memcpy(c.dst, c.src, c.bytes);
+    c.state.store(3);
+    return;
+  }
+  if (issued == 0) {
+    emu_error("a wait for the stage with no bulk copy issued");
+    return;
+  }
+  while (c.state.load() != 3) std::this_thread::yield();
 }
 
 #include "cuda/scan/ops.cuh"

@@ -284,6 +284,7 @@ __global__ void __launch_bounds__(S::threads, lookback_min_blocks<Op, In, Acc>()
     const unsigned id = atomicAdd(tile_counter, 1u);
     tile_id = id;
     const size_t first = static_cast<size_t>(id) * S::tile;
+    // `staged`'s rule below: a thread waiting for a copy never issued would hang
     if (stage_by_thread_0 && vector_ok && first + S::tile <= n)
       stage_bulk(stage, x + first, S::tile * sizeof(In), &staged_bar);
   }

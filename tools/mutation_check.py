@@ -145,26 +145,12 @@ PLANTS: List[Plant] = [
           find="        if (i < n) y[i] = out[k];",
           replace="        if (i <= n) y[i] = out[k];",
           tool="memcheck", driver=("scan.py", "--only", "scan:5")),
-    # The look-back scan stages the partial last tile too: its copy into shared memory (thread
-    # 0's bulk copy from sm_90) and its vector stores run past x's and y's ends. Both places that
-    # decide it change: changing only the threads' `staged` leaves them waiting for a copy thread 0
-    # never issued, a hang that no sanitizer reports (benchmarks/NOTES.md, "Seventh session").
+    # The look-back scan stages the partial last tile too: its copy into shared memory (the bulk
+    # copy from sm_90) and its vector stores run past x's and y's ends.
     Plant("scan-stage-partial-tile", "scan", "staged copy past the end", "cuda/scan/shuffle.cu",
-          after="    decoupled_lookback(const In *x, Acc *y,",
-          find="    if (stage_by_thread_0 && vector_ok && first + S::tile <= n)\n"
-               "      stage_bulk(stage, x + first, S::tile * sizeof(In), &staged_bar);\n"
-               "  }\n"
-               "  __syncthreads();\n"
-               "  const size_t tile = tile_id;\n"
-               "  const size_t begin = tile * S::tile;\n"
-               "  const bool staged = vector_ok && begin + S::tile <= n;",
-          replace="    if (stage_by_thread_0 && vector_ok && first < n)\n"
-                  "      stage_bulk(stage, x + first, S::tile * sizeof(In), &staged_bar);\n"
-                  "  }\n"
-                  "  __syncthreads();\n"
-                  "  const size_t tile = tile_id;\n"
-                  "  const size_t begin = tile * S::tile;\n"
-                  "  const bool staged = vector_ok && begin < n;",
+          after="__device__ __forceinline__ bool tile_is_staged(",
+          find="  return vector_ok && begin + S::tile <= n;",
+          replace="  return vector_ok && begin < n;",
           tool="memcheck", driver=("scan.py", "--only", "scan:5")),
     # Blelloch's up-sweep without its barrier: each step reads partial sums that other threads
     # of the step before may not have written yet (shared memory, which racecheck watches).

@@ -258,6 +258,14 @@ __device__ __forceinline__ void round_group(const In *stage, const In *x, size_t
   }
 }
 
+// Whether a tile is staged (copied whole into shared memory): x and y on 16-byte boundaries and
+// the tile full. Thread 0 issues the bulk copy by it and every thread waits by it: one rule, or a
+// thread would wait for a copy never issued (a hang, not a sanitizer's report).
+template <typename S>
+__device__ __forceinline__ bool tile_is_staged(size_t begin, size_t n, bool vector_ok) {
+  return vector_ok && begin + S::tile <= n;
+}
+
 // Variant 5: the whole scan in one pass, a tile of shape S a block. The tile waits for its
 // prefix in shared memory, not in registers: thread 0 copies it there in bulk as soon as it has
 // its id (sm_90; before, each thread cp.asyncs its own vectors), every thread waits for the copy,
@@ -284,14 +292,13 @@ __global__ void __launch_bounds__(S::threads, lookback_min_blocks<Op, In, Acc>()
     const unsigned id = atomicAdd(tile_counter, 1u);
     tile_id = id;
     const size_t first = static_cast<size_t>(id) * S::tile;
-    // `staged`'s rule below: a thread waiting for a copy never issued would hang
-    if (stage_by_thread_0 && vector_ok && first + S::tile <= n)
+    if (stage_by_thread_0 && tile_is_staged<S>(first, n, vector_ok))
       stage_bulk(stage, x + first, S::tile * sizeof(In), &staged_bar);
   }
   __syncthreads();
   const size_t tile = tile_id;
   const size_t begin = tile * S::tile;
-  const bool staged = vector_ok && begin + S::tile <= n;
+  const bool staged = tile_is_staged<S>(begin, n, vector_ok);
   if (staged) {
     if (!stage_by_thread_0) {
       const unsigned long long policy = stage_evict_first_policy();

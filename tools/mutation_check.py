@@ -152,6 +152,13 @@ PLANTS: List[Plant] = [
           find="  return vector_ok && begin + S::tile <= n;",
           replace="  return vector_ok && begin < n;",
           tool="memcheck", driver=("scan.py", "--only", "scan:5")),
+    # The look-back scan's thread 0 folds the warps' sums into the aggregate it publishes before
+    # the barrier after which every warp has written its sum (shared memory: racecheck).
+    Plant("scan-aggregate-before-barrier", "scan", "missing __syncthreads() before a shared read",
+          "cuda/scan/shuffle.cu", after="    decoupled_lookback(const In *x, Acc *y,",
+          find="  Scan::warp_sum(thread_total, warp_sums);\n  __syncthreads();\n",
+          replace="  Scan::warp_sum(thread_total, warp_sums);\n",
+          tool="racecheck", driver=("scan.py", "--only", "scan:5", "--inputs", "device")),
     # Blelloch's up-sweep without its barrier: each step reads partial sums that other threads
     # of the step before may not have written yet (shared memory, which racecheck watches).
     Plant("scan-missing-syncthreads", "scan", "missing __syncthreads() in a shared tree",

@@ -1,12 +1,12 @@
 // Variants 4-5: the bandwidth-bound scans. Each block owns a tile of threads x rounds x one
-// 16-byte vector (tile.cuh: 256 x 4 for variant 4 and for variant 5's 8-byte inputs, 128 x 8 for
+// 16-byte vector (tile.cuh: 256 x 4 for variant 4 and for variant 5's 8-byte inputs, 256 x 9 for
 // variant 5's 4-byte inputs), scanned with warp shuffles and one barrier: in registers
 // (variant 4), or a vector at a time from shared memory (variant 5).
 //  4 warp_shuffle: reduce-then-scan on these tiles: reduce each tile (16-byte loads, shuffles),
 //    scan the partials in one block (Blelloch), scan each tile from its prefix. x is read twice:
 //    3 passes over n elements.
-//  5 decoupled_lookback: one pass. Each tile takes the next id from a counter, scans itself,
-//    publishes its aggregate, and its warp 0 looks back over its predecessors' published
+//  5 decoupled_lookback: one pass. Each tile takes the next id from a counter, publishes its
+//    aggregate, scans itself, and its warp 0 looks back over its predecessors' published
 //    aggregates and prefixes for its own prefix (tile.cuh), while the tile waits in shared
 //    memory. x is read once and y written once, the copy's 2 passes.
 #include <type_traits>
@@ -213,25 +213,28 @@ __device__ __forceinline__ void stage_wait(stage_barrier *bar) {
 
 // ---- variant 5 (tools/emulate/scan.py runs this part on the CPU) ----
 
-// Variant 5's tile: where input and accumulator are 4 bytes, 128 threads x 8 rounds of one
-// 16-byte vector (4096 a tile, 16 KiB: CUB's sm_90 shape has 128 x 24 items, 3072; with the bulk
-// copy, 128 x 8 ran 1% faster than 128 x 6 on the H100, "Seventh session"), 256 x 4 otherwise
-// (benchmarks/NOTES.md, "Scan lab: CUB's tile shape and a fair CUB rung").
+// Variant 5's tile: where input and accumulator are 4 bytes, 256 threads x 9 rounds of one
+// 16-byte vector (9216 a tile, 36 KiB, 6 a SM: 2% faster than 128 x 8, 4096, on the H100 at
+// 2^28 float32: the look-back's cost a tile is about fixed, so bigger tiles pay it less often;
+// 256 x 10 or 11 and 384 or 512 threads were slower, 128 x 18 level but at 78 registers,
+// benchmarks/NOTES.md, "Eighth session"), 256 x 4 otherwise ("Scan lab: CUB's tile shape and a
+// fair CUB rung").
+template <typename In, typename Acc>
+constexpr bool lookback_four_byte = sizeof(In) == 4 && sizeof(Acc) == 4;
 template <typename In, typename Acc>
 using lookback_shape =
-    glc_tile_shape<In, sizeof(In) == 4 && sizeof(Acc) == 4 ? 128 : glc_tile_threads,
-                   sizeof(In) == 4 && sizeof(Acc) == 4 ? 8 : glc_tile_rounds>;
+    glc_tile_shape<In, glc_tile_threads, lookback_four_byte<In, Acc> ? 9 : glc_tile_rounds>;
 
 // The kernel's second __launch_bounds__ argument: the fewest blocks a SM that ptxas must leave
 // room for, the largest with no spill (nvcc 13.0, sm_90). No thread holds its tile through the
-// look-back (it waits in shared memory), so registers are few, and the SM's shared memory (13
-// tiles of 16 KiB) or its 2048 threads (8 blocks of 256) are the limit. Sums into int64 spill
-// 12-28 bytes at 32 registers and keep 38-40 unbounded (6 blocks): no bound. Before sm_90
-// nothing was measured: no bound.
+// look-back (it waits in shared memory), so registers are few, and the SM's shared memory (6
+// tiles of 36 KiB) or its 2048 threads (8 blocks of 256) are the limit. At 6, int32 max/min
+// spill 8 bytes, which float32 does not. Sums into int64 spill 12-28 bytes at 32 registers and
+// keep 38-40 unbounded (6 blocks): no bound. Before sm_90 nothing was measured: no bound.
 template <typename Op, typename In, typename Acc>
 constexpr int lookback_min_blocks() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (lookback_shape<In, Acc>::threads == 128) return 13;
+  if (lookback_four_byte<In, Acc>) return 6;
   return std::is_same<Op, glc_scan_sum>::value && std::is_integral<Acc>::value ? 0 : 8;
 #else
   return 0;
@@ -269,13 +272,14 @@ __device__ __forceinline__ bool tile_is_staged(size_t begin, size_t n, bool vect
 // Variant 5: the whole scan in one pass, a tile of shape S a block. The tile waits for its
 // prefix in shared memory, not in registers: thread 0 copies it there in bulk as soon as it has
 // its id (sm_90; before, each thread cp.asyncs its own vectors), every thread waits for the copy,
-// then goes over its rounds twice, a vector at a time: first for the totals (the tile's
-// aggregate, and what comes before each of its groups), then, with the prefix, for the writes.
-// 32 registers instead of 48 let a SM hold 16 tiles of 12 KiB instead of 10 while their
-// look-backs wait: 0.827 ms against 0.95 at 2^28 float32 on the H100 (benchmarks/NOTES.md,
-// "Sixth session"); the bulk copy and 13 tiles of 16 KiB took 2% more ("Seventh session"). The
-// sums are glc_tile_scan's, in its order: the thread's run, the warp's shuffles, the warps, the
-// rounds.
+// then goes over its rounds three times, a vector at a time: for the tile's aggregate, which
+// thread 0 publishes at once; for what comes before each of its groups; then, with the prefix,
+// for the writes. Few registers (32-40 instead of 48) let a SM hold 16 tiles of 12 KiB instead
+// of 10 while their look-backs wait: 0.827 ms against 0.95 at 2^28 float32 on the H100
+// (benchmarks/NOTES.md, "Sixth session"); the bulk copy and 13 tiles of 16 KiB took 2% more
+// ("Seventh session"), 6 of 36 KiB and the early aggregate 5% more ("Eighth session"). The
+// outputs' sums are glc_tile_scan's, in its order: the thread's run, the warp's shuffles, the
+// warps, the rounds; the aggregate's, tile_total's.
 template <typename Op, typename In, typename Acc, typename Status, typename S>
 __global__ void __launch_bounds__(S::threads, lookback_min_blocks<Op, In, Acc>())
     decoupled_lookback(const In *x, Acc *y, size_t n, bool vector_ok, bool inclusive,
@@ -283,6 +287,7 @@ __global__ void __launch_bounds__(S::threads, lookback_min_blocks<Op, In, Acc>()
   using Scan = glc_tile_scan<Op, Acc, S::vec, S::threads, S::rounds>;
   __shared__ __align__(16) In stage[S::tile];
   __shared__ typename Scan::Shared shared;
+  __shared__ Acc warp_sums[S::warps];
   __shared__ unsigned tile_id;
   __shared__ Acc tile_prefix;
   __shared__ stage_barrier staged_bar;
@@ -309,8 +314,23 @@ __global__ void __launch_bounds__(S::threads, lookback_min_blocks<Op, In, Acc>()
     }
     stage_wait(&staged_bar);
   }
+  // The tile's aggregate first, published before its rounds are scanned: the successors' walks
+  // wait on it, and the scans' 5 dependent shuffles a round took ~2.5 us a tile among 48 warps
+  // a SM (publishing first: -3.4% at 2^28 float32 on the H100, benchmarks/NOTES.md, "Eighth
+  // session").
+  Acc thread_total = Op::template identity<Acc>();
+#pragma unroll
+  for (int r = 0; r < S::rounds; ++r) {
+    Acc v[S::vec];
+    round_group<Op, In, Acc, S>(stage, x, n, begin, staged, r, v);
+#pragma unroll
+    for (int k = 0; k < S::vec; ++k) thread_total = Op::apply(thread_total, v[k]);
+  }
+  Scan::warp_sum(thread_total, warp_sums);
+  __syncthreads();
+  if (threadIdx.x == 0) glc_publish_aggregate(status, tile, Scan::tile_total(warp_sums));
   // Pass 1: each round's group total, scanned across the warp, then the warps' totals folded:
-  // what comes before each of this thread's groups, and the tile's aggregate.
+  // what comes before each of this thread's groups.
   Acc before[S::rounds];
 #pragma unroll
   for (int r = 0; r < S::rounds; ++r) {
@@ -322,9 +342,9 @@ __global__ void __launch_bounds__(S::threads, lookback_min_blocks<Op, In, Acc>()
     before[r] = Scan::warp_part(r, total, shared);
   }
   __syncthreads();
-  const Acc aggregate = Scan::fold(before, shared);
+  Scan::fold(before, shared);  // its aggregate, summed in another order, is not the one published
   if (threadIdx.x < 32) {
-    const Acc exclusive = glc_look_back<Op>(status, tile, aggregate);
+    const Acc exclusive = glc_look_back_walk<Op>(status, tile, Scan::tile_total(warp_sums));
     if (threadIdx.x == 0) tile_prefix = exclusive;
   }
   __syncthreads();

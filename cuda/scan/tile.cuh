@@ -76,8 +76,8 @@ __device__ __forceinline__ void glc_store16(T *p, const T (&v)[V]) {
 //   aggregate = op of the whole tile (every thread gets it).
 // Each warp scans its 32 group totals of every round with shuffles (5 steps); lane 31 leaves the
 // warp's total in shared memory; after one barrier every thread folds the warps' totals of every
-// round itself (8 warps x 4 rounds = 32 broadcast reads in the default tile, 4 x 8 = 32 in
-// 128 x 8), so the block needs no second shared-memory pass. The summation order (the thread's
+// round itself (8 warps x 4 rounds = 32 broadcast reads in the default tile, 8 x 9 = 72 in
+// 256 x 9), so the block needs no second shared-memory pass. The summation order (the thread's
 // run, the warp's shuffles, the warps, the rounds) is the same for every shape.
 template <typename Op, typename Acc, int V, int Threads = glc_tile_threads,
           int Rounds = glc_tile_rounds>
@@ -86,6 +86,22 @@ struct glc_tile_scan {
   struct Shared {
     Acc warp_totals[Rounds][warps];
   };
+
+  // The tile's op, in two steps around a barrier: each warp leaves the op of its threads'
+  // `thread_total`s (xor shuffles) in warp_sums; after the barrier, the warps' in order. An order
+  // other than scan's, read again from warp_sums where it is needed rather than held.
+  __device__ __forceinline__ static void warp_sum(Acc thread_total, Acc (&warp_sums)[warps]) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+      thread_total = Op::apply(thread_total, __shfl_xor_sync(0xffffffffu, thread_total, offset));
+    if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = thread_total;
+  }
+  __device__ __forceinline__ static Acc tile_total(const Acc (&warp_sums)[warps]) {
+    Acc total = warp_sums[0];
+#pragma unroll
+    for (int w = 1; w < warps; ++w) total = Op::apply(total, warp_sums[w]);
+    return total;
+  }
 
   // Round r's warp step: `inclusive` is this thread's group total. Returns what comes before
   // this lane's group within the warp (op's identity in lane 0); lane 31 leaves the warp's total
@@ -230,20 +246,23 @@ struct glc_tile_status<Acc, false> {
 constexpr unsigned glc_look_back_first_read_ns = 1140, glc_look_back_retry_ns = 688;
 constexpr unsigned glc_look_back_delay_grid = 500;
 
-// Called by warp 0 of the tile with id `tile` (tiles are numbered in the order their blocks
-// started, so every predecessor is running or done: the wait below always ends). Publishes the
-// tile's aggregate, then walks back over the predecessors 32 at a time: a window with a
-// prefix ends the walk at its nearest one; a window of aggregates only is folded in and the walk
-// goes on. Publishes the tile's inclusive prefix and returns its exclusive one (every lane).
+// One thread of the tile with id `tile`: publishes its aggregate (tile 0: its prefix, the same).
+template <typename Acc, typename Status>
+__device__ __forceinline__ void glc_publish_aggregate(const Status &status, size_t tile,
+                                                      Acc aggregate) {
+  status.publish(tile, tile == 0 ? glc_status_prefix : glc_status_aggregate, aggregate);
+}
+
+// Called by warp 0 of the tile with id `tile` once its aggregate is published (tiles are numbered
+// in the order their blocks started, so every predecessor is running or done: the wait below
+// always ends). Walks back over the predecessors 32 at a time: a window with a prefix ends the
+// walk at its nearest one; a window of aggregates only is folded in and the walk goes on.
+// Publishes the tile's inclusive prefix and returns its exclusive one (every lane).
 template <typename Op, typename Acc, typename Status>
-__device__ Acc glc_look_back(const Status &status, size_t tile, Acc aggregate) {
+__device__ Acc glc_look_back_walk(const Status &status, size_t tile, Acc aggregate) {
   const unsigned lane = threadIdx.x % 32;
   const Acc identity = Op::template identity<Acc>();
-  if (tile == 0) {
-    if (lane == 0) status.publish(0, glc_status_prefix, aggregate);
-    return identity;
-  }
-  if (lane == 0) status.publish(tile, glc_status_aggregate, aggregate);
+  if (tile == 0) return identity;
   // CUB's sm_90 float scan tuning (tuning_scan.cuh: fixed_delay_constructor_t<688, 1140>): in a
   // large grid, wait about an L2 write's latency before the first read, so that the tiles just
   // ahead have published, and sleep between reads. Reading at once and every 32 ns made 10 reads
@@ -275,6 +294,13 @@ __device__ Acc glc_look_back(const Status &status, size_t tile, Acc aggregate) {
   }
   if (lane == 0) status.publish(tile, glc_status_prefix, Op::apply(exclusive, aggregate));
   return exclusive;
+}
+
+// Warp 0 of the tile: publishes its aggregate, then walks back (above).
+template <typename Op, typename Acc, typename Status>
+__device__ Acc glc_look_back(const Status &status, size_t tile, Acc aggregate) {
+  if (threadIdx.x % 32 == 0) glc_publish_aggregate(status, tile, aggregate);
+  return glc_look_back_walk<Op>(status, tile, aggregate);
 }
 
 // Scratch of the look-back: the tile counter (16 bytes, zeroed) and the status.

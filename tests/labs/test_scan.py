@@ -15,11 +15,12 @@ from conftest import CudaView, block_params, emulator, probe_module, rng_for, va
 from references import scan as ref
 
 # 0, 1, a warp +-1, a block of 256 / 512 / 1024 threads +-1, a chunk of 2 x 1024, a tile of the
-# vectorized variants (4096 4-byte or 2048 8-byte elements, decoupled_lookback's 128 x 8 too) +-1,
-# 3072 +-1 (three quarters of a 4-byte tile), many tiles +-1, 2^20 + 1, odd
+# vectorized variants (4096 4-byte or 2048 8-byte elements) +-1, 3072 +-1 (three quarters of a
+# 4-byte tile), decoupled_lookback's 4-byte tile (256 x 9 x 4 = 9216) +-1, many tiles +-1,
+# 2^20 + 1, odd
 SIZES = (0, 1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 3071, 3072,
-         3073, 4095, 4096, 4097, 37 * 3072 - 1, 37 * 3072 + 1, 37 * 4096 - 1, 37 * 4096 + 1,
-         (1 << 20) + 1, 100_003)
+         3073, 4095, 4096, 4097, 9215, 9216, 9217, 37 * 3072 - 1, 37 * 3072 + 1, 37 * 4096 - 1,
+         37 * 4096 + 1, (1 << 20) + 1, 100_003)
 DTYPES = (np.float32, np.float64, np.int32, np.int64)
 OPS = ("sum", "max", "min")
 WHERES = ("numpy", "device")
@@ -72,8 +73,9 @@ def test_scan_is_exact_where_every_order_is(v, where, dtype, op, inclusive):
 @pytest.mark.parametrize("dtype", (np.float32, np.float64), ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("v,where", where_params("scan"))
 def test_float_sum_within_its_bound(v, where, dtype, inclusive):
-    # 2_000_003: past 500 tiles, where the look-back sleeps before and between its reads
-    for n in (1, 33, 1025, 4097, 100_003, 1_000_003, 2_000_003):
+    # 5_000_003: past 500 tiles (542 of decoupled_lookback's 9216 4-byte ones), where the
+    # look-back sleeps before and between its reads
+    for n in (1, 33, 1025, 4097, 100_003, 1_000_003, 5_000_003):
         x = rng_for(v.id, n).standard_normal(n).astype(dtype) + dtype(0.25)  # drifts
         got = run(gl.scan, where, x, inclusive=inclusive, variant=v.id)
         ref.assert_scan_close(got, x, "sum", inclusive, depth=ref.scan_depth(n, v))
@@ -169,11 +171,11 @@ def test_scan_of_a_view_off_the_16_byte_grain(v, dtype):
                                       ("compact", np.int64)),
                          ids=("scan-int64", "scan-int32", "scan-float32", "compact-int64"))
 def test_single_pass_is_exact_run_after_run(op, dtype):
-    """The look-back's races, if any, show as a wrong prefix in some runs: 20 runs over 2^22 + 3
-    elements (2049 tiles of 2048 int64 a run; 1025 of decoupled_lookback's 4096 4-byte ones) must
+    """The look-back's races, if any, show as a wrong prefix in some runs: 20 runs over 2^23 + 3
+    elements (4097 tiles of 2048 int64 a run; 911 of decoupled_lookback's 9216 4-byte ones) must
     all be exact. The float32 small integers' prefixes stay near 10^4 in magnitude (a random walk
-    of 2^22 steps of at most 8), far below 2^24: every order of summation is exact."""
-    n = (1 << 22) + 3
+    of 2^23 steps of at most 8), far below 2^24: every order of summation is exact."""
+    n = (1 << 23) + 3
     rng = rng_for(op, "repeat", np.dtype(dtype).name)
     x = small_integers(rng, n, dtype)
     mask = rng.random(n) < 0.5
@@ -268,7 +270,7 @@ SCAN_EMULATOR, _ = emulator("scan.py")
 
 @needs_toolchain
 def test_lookback_kernel_emulated_on_the_cpu():
-    """Scan variant 5's own source (decoupled_lookback on its shape: 128 x 8 where input and
+    """Scan variant 5's own source (decoupled_lookback on its shape: 256 x 9 where input and
     accumulator are 4 bytes, 256 x 4 otherwise), run on the CPU by tools/emulate/scan.py, with the
     tile copied in bulk by thread 0 (sm_90) and by each thread (sm_80): 3 blocks at once, some
     claims of a tile id stalled; float32/float64/int32/int64, int32 sums into int64, sum/max/min,

@@ -1,6 +1,7 @@
 """The scan lab's kernels under compute-sanitizer: every CUDA variant of scan, compact and
 nonzero, at sizes that end exactly on, one short of and one past the tiles of the vectorized
-kernels (4096 4-byte or 2048 8-byte elements) and the chunks of the one-block kernels (2 x
+kernels (4096 4-byte or 2048 8-byte elements; decoupled_lookback's 4-byte tile, 9216, for it)
+and the chunks of the one-block kernels (2 x
 block), plus tiny and odd ones; on device inputs at every size and on NumPy inputs at a few
 (the binding's own buffers and copies). Every result is checked against NumPy; integer-valued
 data make every summation order exact, so every check is exact. See _common.py.
@@ -26,9 +27,12 @@ NUMPY_SIZES = (1, 4097, 100_003)
 DTYPES = (np.float32, np.float64, np.int32, np.int64)
 # (op, dtype, inclusive) at the default block: every dtype, both tile shapes (4- and 8-byte),
 # the packed and the split tile status, inclusive and exclusive, all three ops
-# Past 500 tiles, where the look-back kernels sleep before and between their reads (glc_look_back
-# in cuda/scan/tile.cuh): one size, for the kernels that look back, in a few cases
-LOOK_BACK_SIZE = 600 * 4096 + 3
+# decoupled_lookback's own 4-byte tile (256 x 9 x 4) -1, exactly, +1
+LOOK_BACK_TILE_SIZES = (9215, 9216, 9217)
+# Past 500 tiles, where the look-back kernels sleep before and between their reads
+# (glc_look_back_walk in cuda/scan/tile.cuh): one size, for the kernels that look back, in a few
+# cases (600 of decoupled_lookback's 4-byte tiles)
+LOOK_BACK_SIZE = 600 * 9216 + 3
 LOOK_BACK_SCANS = ("decoupled_lookback",)
 LOOK_BACK_COMPACTIONS = ("single_pass", "staged")
 SCAN_CASES = (("sum", np.float32, True), ("sum", np.float64, False), ("sum", np.int32, True),
@@ -78,7 +82,8 @@ def exact_scan_check(x, op, inclusive):
 
 def scans(runner, rng):
     for v in runner.variants("scan"):
-        for n in SIZES:
+        sizes = SIZES + (LOOK_BACK_TILE_SIZES if v.name in LOOK_BACK_SCANS else ())
+        for n in sizes:
             for op, dtype, inclusive in SCAN_CASES:
                 x = rng.integers(-8, 9, n).astype(dtype)
                 runner.call(f"scan {v.name} {op} {np.dtype(dtype).name}", n, gl.scan,

@@ -76,15 +76,17 @@ static const gl_variant scan_variants[] = {
     {.id = GLC_SCAN_DECOUPLED_LOOKBACK,
      .name = "decoupled_lookback",
      .backend = GL_BACKEND_CUDA,
-     .summary = "Single pass: tiles of warp_shuffle's layout (4-byte inputs: 128 threads x 8 "
-                "16-byte vectors, 16 KiB; 8-byte: 256 x 4), each taking its id from an atomic "
-                "counter and its prefix from a look-back by one warp over its predecessors' "
-                "published aggregates and prefixes (flag and value read together; CUB's delays "
-                "before and between reads). The tile waits for its prefix in shared memory, not "
-                "in registers (from sm_90 one bulk copy, the TMA, issued by thread 0; before, "
-                "each thread's cp.async), and is scanned a vector at a time, twice: 32 "
-                "registers, 13 resident tiles a SM. Reads x once, writes y once. Float sums "
-                "round differently from run to run (where the look-back stops varies).",
+     .summary = "Single pass: tiles of warp_shuffle's layout (4-byte inputs: 256 threads x 9 "
+                "16-byte vectors, 36 KiB; 8-byte: 256 x 4), each taking its id from an atomic "
+                "counter, publishing its aggregate as soon as it has summed itself, and taking "
+                "its prefix from a look-back by one warp over its predecessors' published "
+                "aggregates and prefixes (flag and value read together; CUB's delays before and "
+                "between reads). The tile waits for its prefix in shared memory, not in "
+                "registers (from sm_90 one bulk copy, the TMA, issued by thread 0; before, each "
+                "thread's cp.async), and is read a vector at a time, three times (its total, "
+                "its groups' offsets, the writes): 32-40 registers, 6 resident tiles of 36 KiB "
+                "a SM. Reads x once, writes y once. Float sums round differently from run to run "
+                "(where the look-back stops varies).",
      .seed = "Merrill & Garland 2016 (decoupled look-back)",
      .kernels = "decoupled_lookback",
      .dtypes = SCAN_DTYPES,

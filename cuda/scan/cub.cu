@@ -1,14 +1,14 @@
 // Scan variant 6 and compaction variant 2: CUB's DeviceScan and DeviceSelect from the toolkit
-// (CCCL), the references the ladders are measured against. Sums whose input is their accumulator
-// (float32, float64, int64) call DeviceScan::InclusiveSum / ExclusiveSum on the raw pointers:
-// only a primitive operator (cuda::std::plus) on plain pointers gets CUB's tuned policy for the
-// architecture (sm90_tuning in cub/device/dispatch/tuning/tuning_scan.cuh) and its vectorized,
-// warp-transposed loads, and a C++ driver measured that call at 0.875 ms against this rung's
-// 1.018 through a functor and an iterator (2^28 float32, H100; benchmarks/NOTES.md, "Scan lab:
-// the pipelined look-back: outcome"), so the reference is CUB at its best. The other scans take
-// the lab's operators (NaN-propagating max and min) and read the input through a conversion to
-// the accumulator type, so int32 sums accumulate in int64 as the other variants do
-// (DeviceScan::InclusiveScan / ExclusiveScan, CUB's generic policy).
+// (CCCL), the references the ladders are measured against. Sums call DeviceScan::InclusiveSum /
+// ExclusiveSum: only a primitive operator (cuda::std::plus) gets CUB's tuned policy for the
+// architecture (sm90_tuning in cub/device/dispatch/tuning/tuning_scan.cuh). On the raw pointers
+// where the input is the accumulator (float32, float64, int64: its vectorized, warp-transposed
+// loads; 0.875 ms against 1.018 through a functor and an iterator at 2^28 float32 on the H100,
+// benchmarks/NOTES.md, "Scan lab: the pipelined look-back: outcome"); through an iterator that
+// converts int32 to int64 otherwise (1.29 ms against 1.58 through the lab's functor at 2^28,
+// "Eighth session"), so the reference is CUB at its best. Max and min take the lab's
+// NaN-propagating operators through the same iterator (DeviceScan::InclusiveScan /
+// ExclusiveScan, CUB's generic policy).
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
@@ -42,15 +42,22 @@ int cub_scan(bool inclusive, size_t n, const In *x, void *out, cudaStream_t stre
   using Acc = typename glc_scan_acc<In, Op>::type;
   Acc *y = static_cast<Acc *>(out);
   const long long items = static_cast<long long>(n);
-  if constexpr (std::is_same_v<Op, glc_scan_sum> && std::is_same_v<In, Acc>) {
-    // the same sum as glc_scan_sum's a + b, through CUB's tuned path
+  auto in = thrust::make_transform_iterator(x, convert_to<Acc>{});
+  // the same sum as glc_scan_sum's a + b, through CUB's tuned path: on x itself where it is
+  // already the accumulator type, through the conversion otherwise
+  auto sum = [&](auto input) {
     auto run = [&](void *temp, size_t &bytes) {
-      return inclusive ? GLC_CUDA(cub::DeviceScan::InclusiveSum, temp, bytes, x, y, items, stream)
-                       : GLC_CUDA(cub::DeviceScan::ExclusiveSum, temp, bytes, x, y, items, stream);
+      return inclusive
+                 ? GLC_CUDA(cub::DeviceScan::InclusiveSum, temp, bytes, input, y, items, stream)
+                 : GLC_CUDA(cub::DeviceScan::ExclusiveSum, temp, bytes, input, y, items, stream);
     };
     return glc_with_cub_scratch(run, stream);
+  };
+  if constexpr (std::is_same_v<Op, glc_scan_sum> && std::is_same_v<In, Acc>) {
+    return sum(x);
+  } else if constexpr (std::is_same_v<Op, glc_scan_sum>) {
+    return sum(in);
   } else {
-    auto in = thrust::make_transform_iterator(x, convert_to<Acc>{});
     const Acc init = Op::template identity<Acc>();
     auto run = [&](void *temp, size_t &bytes) {
       return inclusive

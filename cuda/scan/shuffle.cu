@@ -217,20 +217,25 @@ __device__ __forceinline__ void stage_wait(stage_barrier *bar) {
 // 16-byte vector (9216 a tile, 36 KiB, 6 a SM: 2% faster than 128 x 8, 4096, on the H100 at
 // 2^28 float32: the look-back's cost a tile is about fixed, so bigger tiles pay it less often;
 // 256 x 10 or 11 and 384 or 512 threads were slower, 128 x 18 level but at 78 registers,
-// benchmarks/NOTES.md, "Eighth session"), 256 x 4 otherwise ("Scan lab: CUB's tile shape and a
-// fair CUB rung").
+// benchmarks/NOTES.md, "Eighth session"); int32 summed into int64, 256 x 6 (6144 a tile, 24 KiB
+// staged, 48 registers, 5 a SM: 7% faster than 256 x 4 at 2^28, 256 x 8 unsteady, the same
+// session); 8-byte inputs 256 x 4 ("Scan lab: CUB's tile shape and a fair CUB rung").
 template <typename In, typename Acc>
 constexpr bool lookback_four_byte = sizeof(In) == 4 && sizeof(Acc) == 4;
 template <typename In, typename Acc>
-using lookback_shape =
-    glc_tile_shape<In, glc_tile_threads, lookback_four_byte<In, Acc> ? 9 : glc_tile_rounds>;
+constexpr int lookback_rounds = lookback_four_byte<In, Acc> ? 9
+                                : sizeof(In) == 4           ? 6
+                                                            : glc_tile_rounds;
+template <typename In, typename Acc>
+using lookback_shape = glc_tile_shape<In, glc_tile_threads, lookback_rounds<In, Acc>>;
 
 // The kernel's second __launch_bounds__ argument: the fewest blocks a SM that ptxas must leave
 // room for, the largest with no spill (nvcc 13.0, sm_90). No thread holds its tile through the
 // look-back (it waits in shared memory), so registers are few, and the SM's shared memory (6
 // tiles of 36 KiB) or its 2048 threads (8 blocks of 256) are the limit. At 6, int32 max/min
-// spill 8 bytes, which float32 does not. Sums into int64 spill 12-28 bytes at 32 registers and
-// keep 38-40 unbounded (6 blocks): no bound. Before sm_90 nothing was measured: no bound.
+// spill 8 bytes, which float32 does not. Integer sums into int64 spill 12-28 bytes at 32
+// registers: no bound (int64's keep 40, 6 blocks; int32's 48, 5 blocks of 24 KiB). Before sm_90
+// nothing was measured: no bound.
 template <typename Op, typename In, typename Acc>
 constexpr int lookback_min_blocks() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

@@ -16,11 +16,11 @@ from references import scan as ref
 
 # 0, 1, a warp +-1, a block of 256 / 512 / 1024 threads +-1, a chunk of 2 x 1024, a tile of the
 # vectorized variants (4096 4-byte or 2048 8-byte elements) +-1, 3072 +-1 (three quarters of a
-# 4-byte tile), decoupled_lookback's 4-byte tile (256 x 9 x 4 = 9216) +-1, many tiles +-1,
-# 2^20 + 1, odd
+# 4-byte tile), decoupled_lookback's tiles of int32 summed into int64 (256 x 6 x 4 = 6144) and
+# of 4 bytes (256 x 9 x 4 = 9216) +-1, many tiles +-1, 2^20 + 1, odd
 SIZES = (0, 1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 3071, 3072,
-         3073, 4095, 4096, 4097, 9215, 9216, 9217, 37 * 3072 - 1, 37 * 3072 + 1, 37 * 4096 - 1,
-         37 * 4096 + 1, (1 << 20) + 1, 100_003)
+         3073, 4095, 4096, 4097, 6143, 6144, 6145, 9215, 9216, 9217, 37 * 3072 - 1, 37 * 3072 + 1,
+         37 * 4096 - 1, 37 * 4096 + 1, (1 << 20) + 1, 100_003)
 DTYPES = (np.float32, np.float64, np.int32, np.int64)
 OPS = ("sum", "max", "min")
 WHERES = ("numpy", "device")
@@ -271,7 +271,7 @@ SCAN_EMULATOR, _ = emulator("scan.py")
 @needs_toolchain
 def test_lookback_kernel_emulated_on_the_cpu():
     """Scan variant 5's own source (decoupled_lookback on its shape: 256 x 9 where input and
-    accumulator are 4 bytes, 256 x 4 otherwise), run on the CPU by tools/emulate/scan.py, with the
+    accumulator are 4 bytes, 256 x 6 for int32 sums into int64, 256 x 4 otherwise), run on the CPU by tools/emulate/scan.py, with the
     tile copied in bulk by thread 0 (sm_90) and by each thread (sm_80): 3 blocks at once, some
     claims of a tile id stalled; float32/float64/int32/int64, int32 sums into int64, sum/max/min,
     inclusive and exclusive, 1 element to 50 tiles, x and y on and off 16-byte boundaries; exact,

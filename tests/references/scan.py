@@ -80,9 +80,10 @@ def scan_depth(n, variant=None, block=None):
         return math.ceil(n / 2048 / 2048) + 2 * _log2(2048) + 64
     if name == "decoupled_lookback":
         # a prefix and an aggregate a tile; tiles hold at least 2048 elements (8-byte: 256 x 4
-        # x 2; 4-byte in and out: 256 x 9 x 4 = 9216); the aggregate's own sum (the thread's run
-        # over its rounds, 36 at most, the warp's shuffles, 5, the warps, 8) and an element's
-        # path inside its tile (its run, 4, 5, 8, the rounds, 9) fit the 64
+        # x 2; int32 into int64: 256 x 6 x 4; 4-byte in and out: 256 x 9 x 4 = 9216); the
+        # aggregate's own sum (the thread's run over its rounds, 36 at most, the warp's
+        # shuffles, 5, the warps, 8) and an element's path inside its tile (its run, 4, 5, 8,
+        # the rounds, 9) fit the 64
         return 2 * math.ceil(n / 2048) + 64
     return 2 * math.ceil(n / 256) + 64  # CUB: a look-back over tiles of at least 256
 

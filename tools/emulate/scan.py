@@ -1,6 +1,6 @@
 """Runs scan variant 5's own kernel on the CPU (decoupled_lookback in cuda/scan/shuffle.cu, on
-its own tile shape: 256 threads x 9 rounds where input and accumulator are 4 bytes, 256 x 4
-otherwise, int32 sums into int64 included) through the host emulation in scan_host.cpp, twice:
+its own tile shape: 256 threads x 9 rounds where input and accumulator are 4 bytes, 256 x 6 for
+int32 sums into int64, 256 x 4 otherwise) through the host emulation in scan_host.cpp, twice:
 the tile copied into shared memory in bulk by thread 0 (sm_90's way), then by each thread for its
 own vectors (sm_80's). Each time float32, float64, int32 (max/min in int32, sums into int64) and
 int64, sum, max and min, inclusive and exclusive, at 1 and 33 elements, a tile +-1, three tiles

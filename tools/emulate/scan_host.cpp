@@ -1,6 +1,7 @@
 // Host emulation of scan variant 5 (cuda/scan/shuffle.cu): the one-tile look-back kernel
 // (decoupled_lookback, its tile staged in shared memory) on its own shape (lookback_shape: 256
-// threads x 9 rounds where input and accumulator are 4 bytes, 256 x 4 otherwise), driven by
+// threads x 9 rounds where input and accumulator are 4 bytes, 256 x 6 for int32 sums into int64,
+// 256 x 4 otherwise), driven by
 // tools/emulate/scan.py, which writes kernel_gen.inc: the tiles' loads and stores and variant 5,
 // cut from shuffle.cu, with each __shared__ variable turned into a per-block slot of emu_shared.
 // tile.cuh (the tile status and the look-back) is included as it is; the copies into shared

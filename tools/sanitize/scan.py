@@ -1,6 +1,6 @@
 """The scan lab's kernels under compute-sanitizer: every CUDA variant of scan, compact and
 nonzero, at sizes that end exactly on, one short of and one past the tiles of the vectorized
-kernels (4096 4-byte or 2048 8-byte elements; decoupled_lookback's 4-byte tile, 9216, for it)
+kernels (4096 4-byte or 2048 8-byte elements; decoupled_lookback's own, 6144 and 9216, for it)
 and the chunks of the one-block kernels (2 x
 block), plus tiny and odd ones; on device inputs at every size and on NumPy inputs at a few
 (the binding's own buffers and copies). Every result is checked against NumPy; integer-valued
@@ -27,8 +27,9 @@ NUMPY_SIZES = (1, 4097, 100_003)
 DTYPES = (np.float32, np.float64, np.int32, np.int64)
 # (op, dtype, inclusive) at the default block: every dtype, both tile shapes (4- and 8-byte),
 # the packed and the split tile status, inclusive and exclusive, all three ops
-# decoupled_lookback's own 4-byte tile (256 x 9 x 4) -1, exactly, +1
-LOOK_BACK_TILE_SIZES = (9215, 9216, 9217)
+# decoupled_lookback's own tiles (int32 sums into int64: 256 x 6 x 4; 4 bytes: 256 x 9 x 4) -1,
+# exactly, +1
+LOOK_BACK_TILE_SIZES = (6143, 6144, 6145, 9215, 9216, 9217)
 # Past 500 tiles, where the look-back kernels sleep before and between their reads
 # (glc_look_back_walk in cuda/scan/tile.cuh): one size, for the kernels that look back, in a few
 # cases (600 of decoupled_lookback's 4-byte tiles)

@@ -77,14 +77,15 @@ static const gl_variant scan_variants[] = {
      .name = "decoupled_lookback",
      .backend = GL_BACKEND_CUDA,
      .summary = "Single pass: tiles of warp_shuffle's layout (4-byte inputs: 256 threads x 9 "
-                "16-byte vectors, 36 KiB; 8-byte: 256 x 4), each taking its id from an atomic "
+                "16-byte vectors, 36 KiB; int32 sums into int64: 256 x 6; 8-byte inputs: 256 x "
+                "4), each taking its id from an atomic "
                 "counter, publishing its aggregate as soon as it has summed itself, and taking "
                 "its prefix from a look-back by one warp over its predecessors' published "
                 "aggregates and prefixes (flag and value read together; CUB's delays before and "
                 "between reads). The tile waits for its prefix in shared memory, not in "
                 "registers (from sm_90 one bulk copy, the TMA, issued by thread 0; before, each "
                 "thread's cp.async), and is read a vector at a time, three times (its total, "
-                "its groups' offsets, the writes): 32-40 registers, 6 resident tiles of 36 KiB "
+                "its groups' offsets, the writes): 32-48 registers, 6 resident tiles of 36 KiB "
                 "a SM. Reads x once, writes y once. Float sums round differently from run to run "
                 "(where the look-back stops varies).",
      .seed = "Merrill & Garland 2016 (decoupled look-back)",
@@ -95,10 +96,10 @@ static const gl_variant scan_variants[] = {
      .name = "cub",
      .backend = GL_BACKEND_CUDA,
      .summary = "CUB's DeviceScan (decoupled look-back, tuned per architecture): the reference. "
-                "Sums whose input is their accumulator (float32, float64, int64) call "
-                "InclusiveSum/ExclusiveSum on the raw pointers, CUB's tuned path; max, min "
-                "(NaN-propagating) and int32 sums into int64 take the lab's operators through "
-                "a conversion iterator (InclusiveScan/ExclusiveScan).",
+                "Sums call InclusiveSum/ExclusiveSum, CUB's tuned path: on the raw pointers "
+                "where the input is the accumulator (float32, float64, int64), through a "
+                "conversion iterator for int32 into int64; max and min (NaN-propagating) take "
+                "the lab's operators through that iterator (InclusiveScan/ExclusiveScan).",
      .seed = "CCCL/CUB",
      .kernels = "cub_scan",
      .library = "CUB DeviceScan::InclusiveSum, DeviceScan::ExclusiveSum, "

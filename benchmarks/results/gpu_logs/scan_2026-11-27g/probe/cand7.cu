@@ -42,7 +42,8 @@ __device__ __forceinline__ void bar_wait(unsigned long long *bar) {
 __device__ unsigned sm_loading[256 * 32];  // per-SM count of tiles whose loads are in flight
 #ifdef TIMING
 constexpr int kMaxTiles = 1 << 18;
-__device__ unsigned long long t_rec[9][kMaxTiles];  // id, landed, prefix, stored, smid, read issued, read back, polls, windows
+__device__ unsigned long long t_rec[9][kMaxTiles];  // id, landed, prefix, stored, smid, read
+                                                    // issued, read back, polls, windows
 __device__ unsigned long long now_ns() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -349,7 +350,7 @@ __global__ void __launch_bounds__(S::threads, MINB)
       *reinterpret_cast<float4 *>(y + glc_tile_index<In, S::threads>(begin, r, 0)) =
           *reinterpret_cast<const float4 *>(out);
 #else
-      glc_store16<Acc, S::vec>(y + glc_tile_index<In, S::threads>(begin, r, 0), out);
+    glc_store16<Acc, S::vec>(y + glc_tile_index<In, S::threads>(begin, r, 0), out);
 #endif
     } else {
 #pragma unroll

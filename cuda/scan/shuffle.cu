@@ -1,7 +1,7 @@
 // Variants 4-5: the bandwidth-bound scans. Each block owns a tile of threads x rounds x one
-// 16-byte vector (tile.cuh: 256 x 4 for variant 4 and for variant 5's 8-byte inputs, 256 x 9 for
-// variant 5's 4-byte inputs), scanned with warp shuffles and one barrier: in registers
-// (variant 4), or a vector at a time from shared memory (variant 5).
+// 16-byte vector (tile.cuh: 256 x 4 for variant 4 and for variant 5's 8-byte inputs; variant 5's
+// lookback_shape below for its 4-byte ones), scanned with warp shuffles and one barrier: in
+// registers (variant 4), or a vector at a time from shared memory (variant 5).
 //  4 warp_shuffle: reduce-then-scan on these tiles: reduce each tile (16-byte loads, shuffles),
 //    scan the partials in one block (Blelloch), scan each tile from its prefix. x is read twice:
 //    3 passes over n elements.

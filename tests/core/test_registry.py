@@ -140,17 +140,76 @@ def test_cuda_available_agrees_with_gpu_status():
         assert isinstance(status, gl.NoDeviceError)
 
 
-def test_variant_docs_are_generated_from_the_registry():
-    """docs/variants.md is the registry rendered; regenerate it with tools/variant_docs.py."""
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _lab_docs():
+    """tools/lab_docs.py, the generator of the labs' docs pages, as a module."""
     import importlib.util
-    import os
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    spec = importlib.util.spec_from_file_location("variant_docs",
-                                                  os.path.join(root, "tools", "variant_docs.py"))
-    docs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(docs)
-    with open(docs.PATH) as f:
-        assert f.read() == docs.render(), "docs/variants.md is stale: run tools/variant_docs.py"
+    spec = importlib.util.spec_from_file_location("lab_docs",
+                                                  os.path.join(ROOT, "tools", "lab_docs.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_lab_docs_are_generated_from_the_registry_and_the_results():
+    """Each docs/labs/<lab>.md's ladder block is the registry rendered and its figures block the
+    lab's committed results JSON; regenerate them with python3 tools/lab_docs.py."""
+    problems = _lab_docs().check()
+    assert not problems, "; ".join(problems) + ": run python3 tools/lab_docs.py"
+
+
+def test_lab_docs_check_sees_a_hand_edit():
+    """The check compares the blocks' text: a hand edit inside a block makes the page stale, one
+    in the prose around the blocks does not, and a missing marker is named, not guessed."""
+    docs = _lab_docs()
+    path = os.path.join(docs.PAGES, "saxpy.md")
+    with open(path) as f:
+        text = f.read()
+    bodies = {"ladder": docs.ladder("saxpy"), "figures": docs.figures("saxpy")[0]}
+    blocks = docs.blocks_of(path, text, bodies)
+    assert docs.stale(path, text + "\nMore prose.\n", bodies) == docs.stale(path, text, bodies)
+    for name in bodies:
+        edited = text.replace(blocks[name], blocks[name].replace("| ", "| 1", 1))
+        assert name in docs.stale(path, edited, bodies)
+    with pytest.raises(docs.MarkerError, match="generated:figures"):
+        docs.stale(path, text.replace("<!-- /generated:figures -->", ""), bodies)
+
+
+def test_lab_pages_are_written():
+    """No lab page still holds the placeholder the generator leaves where prose belongs."""
+    docs = _lab_docs()
+    unwritten = []
+    for lab in docs.labs():
+        path = os.path.join(docs.PAGES, f"{lab}.md")
+        if os.path.exists(path) and docs.PLACEHOLDER in open(path).read():
+            unwritten.append(f"docs/labs/{lab}.md")
+    assert not unwritten, f"prose still to be written in {', '.join(unwritten)}"
+
+
+def test_docs_point_inside_the_repository():
+    """Every relative link in docs/ names a file of the repository, and no page names a file
+    that lives outside it."""
+    import re
+    bad = []
+    for folder, _, files in os.walk(os.path.join(ROOT, "docs")):
+        for name in files:
+            if not name.endswith(".md"):
+                continue
+            path = os.path.join(folder, name)
+            text = open(path).read()
+            rel = os.path.relpath(path, ROOT)
+            for outside in ("LABS.md", "../shared", "/work/"):
+                if outside in text:
+                    bad.append(f"{rel} names {outside}")
+            for target in re.findall(r"\]\(([^)\s]+)\)", text):
+                if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                    continue
+                where = os.path.normpath(os.path.join(folder, target.split("#")[0]))
+                if not where.startswith(ROOT + os.sep) or not os.path.exists(where):
+                    bad.append(f"{rel} links {target}")
+    assert not bad, "; ".join(bad)
 
 
 def test_kernel_lists_read_single_and_grouped_parentheses():

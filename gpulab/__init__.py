@@ -41,9 +41,15 @@ def device_info(device=0):
     return {**_core.device_info(device), "driver_release": driver_release()}
 
 
+def gpu_status():
+    """None when a CUDA GPU is usable; otherwise the NoDeviceError that a CUDA variant would
+    raise, whose ``reason`` is "no driver", "no GPU" or "not built" and whose text says why."""
+    return _core._gpu_status()
+
+
 __all__ = [
     "CudaError", "NoDeviceError", "DeviceArray", "Stream", "Event", "elapsed_ms", "synchronize",
-    "build_info", "cuda_available", "device_info", "to_device", "empty", "zeros", "as_device",
+    "build_info", "cuda_available", "gpu_status", "device_info", "to_device", "empty", "zeros", "as_device",
     "from_dlpack", "pinned_empty", "pinned_usage", "pool_usage", "release_memory", "variants",
     "Variant", "bench", "BenchResult", "sweep", "SweepResults", "ceilings", "Table", "inspect",
     "nvtx_range", "store", "compare", "roofline",

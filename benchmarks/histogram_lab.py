@@ -4,10 +4,10 @@ bins over (0, 1); and histogram_rgb on an 8192 x 8192 RGB image (uint8). Each be
 ceiling (gl.ceilings()) and the peers in the same run: torch.bincount / torch.histc and
 cupy.bincount / cupy.histogram (the RGB peers: bincount with per-channel offsets).
 
-GB/s counts the input read once and the int64 counts written once (the ops' cost models). GPU
-times are CUDA events on device arrays (gl.bench), L2 flushed before each repetition; every
-result is checked against NumPy before it is timed. Targets (ANCHORS.md, wave 2): uniform uint8
->= 2000 GB/s, 90%-skewed >= 1000 GB/s, RGB >= 1500 GB/s.
+GB/s counts the input read once and the int64 counts written once (the ops' cost models). GPU times
+are CUDA events on device arrays (gl.bench), L2 flushed before each repetition; every result is
+checked against NumPy before it is timed. Targets: uniform uint8 >= 2000 GB/s, 90%-skewed >= 1000
+GB/s, RGB >= 1500 GB/s.
 
     python benchmarks/histogram_lab.py [--repeat 20] [--quick]
 """

@@ -5,17 +5,16 @@
     kernels over reflect-padded tensors: torch's 'reflect' is scipy's 'mirror', the same work);
   * box, size 9, and filter2d with a 3 x 3 kernel that is not separable, 8192 x 8192 float32,
     briefly: every variant that takes them; cupyx.scipy.ndimage.uniform_filter / correlate;
-  * mandelbrot at 4096 x 4096, max 256, x in [-2, 0.5], y in [-1.25, 1.25] (ANCHORS.md's view),
+  * mandelbrot at 4096 x 4096, max 256, x in [-2, 0.5], y in [-1.25, 1.25] (the whole set),
     and at 8192 x 8192, max 4096, the same view: per pixel, Mariani-Silver with dynamic
     parallelism and with the host queue, and the CuPy ElementwiseKernel doing the same float64
     iteration (gpulab.labs.image.cupy_mandelbrot).
 
-Filter rates count one read and one write of the image (ANCHORS.md's convention); Mandelbrot's
-are Gpixels/s. GPU times are CUDA events on device arrays (gl.bench), L2 flushed before each
-repetition. The texture variant's time includes its cudaArray's allocation, copy and free (it
-waits for its stream). The issue's targets: the best Gaussian >= 8x cupyx gaussian_filter;
-per-pixel Mandelbrot >= 1.0x the CuPy kernel; Mariani-Silver faster than per pixel at 8192,
-max 4096.
+Filter rates count one read and one write of the image; Mandelbrot's are Gpixels/s. GPU times are
+CUDA events on device arrays (gl.bench), L2 flushed before each repetition. The texture variant's
+time includes its cudaArray's allocation, copy and free (it waits for its stream). The targets: the
+best Gaussian >= 8x cupyx gaussian_filter; per-pixel Mandelbrot >= 1.0x the CuPy kernel;
+Mariani-Silver faster than per pixel at 8192, max 4096.
 
     python benchmarks/image_lab.py [--repeat 10] [--quick]
 """

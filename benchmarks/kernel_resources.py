@@ -1,7 +1,7 @@
 """gl.inspect over every CUDA variant of every lab: for each kernel instance that ran at the
 variant's default block size, its registers, static and dynamic shared memory, local memory
-(spills) and theoretical occupancy with what limits it. The table the notes cite when they say
-why a rung helped.
+(spills) and theoretical occupancy with what limits it. The table the lab pages (docs/labs/) cite
+when they say why a rung helped.
 
     python benchmarks/kernel_resources.py
 """

@@ -12,11 +12,11 @@
     at 8 warps) at every matmul size, repeat 5, with the best
     configuration per size against cuBLAS in the summary (`sgemm_top_rung_best`);
   * transpose: every CUDA variant at 16384^2 float32, against the copy variant and CuPy's
-    .T.copy() (968 GB/s on the H100, benchmarks/NOTES.md).
+    .T.copy() (968 GB/s on the H100, docs/labs/linalg.md).
 
 GPU times are CUDA events on device arrays (gl.bench), L2 flushed before each repetition. The
-issue's targets: the best hand-written SGEMM >= 0.9x cuBLAS at 4096^3 and 8192^3; the best
-transpose >= 0.9x the copy; the best hand-written matvec >= 1.0x cuBLAS SGEMV at 16384^2.
+targets: the best hand-written SGEMM >= 0.9x cuBLAS at 4096^3 and 8192^3; the best transpose >= 0.9x
+the copy; the best hand-written matvec >= 1.0x cuBLAS SGEMV at 16384^2.
 
     python benchmarks/linalg_lab.py [--repeat 10] [--quick]
     python benchmarks/linalg_lab.py --sgemm-grid   # only cuBLAS, double_buffered and the top

@@ -1,8 +1,7 @@
 """All-reduce bus bandwidth over the GPUs of one machine, 1 MiB to 1 GiB of float32: gpulab's
 gl.multi.allreduce in one process driving every GPU and in one process per GPU, against
-torch.distributed's NCCL all_reduce in one process per GPU (the ANCHORS figures), all spawned
-on this machine. It is NCCL underneath all three: the target is >= 0.95x torch at 256 MiB and
-1 GiB (ANCHORS.md, wave 2).
+torch.distributed's NCCL all_reduce in one process per GPU (the reference figures), all spawned on
+this machine. It is NCCL underneath all three: the target is >= 0.95x torch at 256 MiB and 1 GiB.
 
 Bus bandwidth as nccl-tests define it: bytes x 2 (n - 1) / n / time, for n GPUs. Each time is
 one call, host to host (every call returns when all GPUs are done; torch's is followed by
@@ -11,7 +10,7 @@ between barriers, and the slowest rank's median counts.
 
     python3 benchmarks/multi_allreduce.py [--repeat 20] [--quick] [--max-mib 1024] [--tag x4]
 
---max-mib: the largest size (sizes go up by 4x from 1 MiB; issue 17 runs to 4096); --tag: saved
+--max-mib: the largest size (sizes go up by 4x from 1 MiB; the 4-GPU runs go to 4096); --tag: saved
 as multi_allreduce_TAG.json.
 """
 

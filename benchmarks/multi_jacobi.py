@@ -1,23 +1,22 @@
-"""Jacobi over several GPUs (issues 16 and 17): strong and weak scaling of gl.multi.jacobi over
-1, 2, 4, ... GPUs, Jacobi 2D at 16384² and 3D at 512³ (float32) by default, halos by p2p copies
-against NCCL send/recv, with the interior overlapping the exchange and without, and where the
-time went (compute, exchange, all-reduce, and exposed: the time beyond the sweeps; the solve's
-own CUDA events and host clock, see gl.multi.MultiJacobiResult). Targets (issues 16 and 17,
-ANCHORS.md): strong speedup >= 1.8x on 2 GPUs and weak efficiency >= 0.9 at 16384².
+"""Jacobi over several GPUs: strong and weak scaling of gl.multi.jacobi over 1, 2, 4, ... GPUs,
+Jacobi 2D at 16384² and 3D at 512³ (float32) by default, halos by p2p copies against NCCL send/recv,
+with the interior overlapping the exchange and without, and where the time went (compute, exchange,
+all-reduce, and exposed: the time beyond the sweeps; the solve's own CUDA events and host clock, see
+gl.multi.MultiJacobiResult). Targets: strong speedup >= 1.8x on 2 GPUs and weak efficiency >= 0.9 at
+16384².
 
-Each point is gl.multi.scaling's median of --repeat solves of --sweeps sweeps (a check every
-50) after one warm-up; a solve's time is its total_ms: the sweeps and checks, not the uploads
-of f and u0 nor the gather of u. Strong: the same grid on 1 and 2 GPUs. Weak: one GPU's share
-is the grid, 2 GPUs solve it with axis 0 doubled (the slab axis). Predictions before the first
-run: benchmarks/NOTES.md, "Multi-GPU Jacobi (issue 16)".
+Each point is gl.multi.scaling's median of --repeat solves of --sweeps sweeps (a check every 50)
+after one warm-up; a solve's time is its total_ms: the sweeps and checks, not the uploads of f and
+u0 nor the gather of u. Strong: the same grid on 1 and 2 GPUs. Weak: one GPU's share is the grid, 2
+GPUs solve it with axis 0 doubled (the slab axis). Figures and findings: docs/labs/multi.md.
 
     python3 benchmarks/multi_jacobi.py [--repeat 5] [--sweeps 200] [--quick]
         [--gpus 1,2,4] [--strong 16384x16384,512x512x512] [--weak 16384x16384,512x512x512]
         [--exchange p2p,nccl] [--overlap both|on|off] [--tag x4]
 
---gpus: the GPU counts (default 1, 2, 4, ... up to every visible GPU); --strong: the grids of
-strong scaling; --weak: one GPU's share in weak scaling; --tag: saved as multi_jacobi_TAG.json
-(issue 17's runs on 4 and 8 GPUs keep the 2-GPU file of issue 16).
+--gpus: the GPU counts (default 1, 2, 4, ... up to every visible GPU); --strong: the grids of strong
+scaling; --weak: one GPU's share in weak scaling; --tag: saved as multi_jacobi_TAG.json (runs on 4
+and 8 GPUs are tagged, so that the untagged file stays the 2-GPU one).
 """
 
 

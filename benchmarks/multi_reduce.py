@@ -1,7 +1,7 @@
-"""The partitioned reduce over several GPUs (issues 16 and 17): gl.multi.reduce of float32 data
-already on the GPUs (DeviceArray parts, one per GPU), each GPU reducing its part with the
-reduce lab's best variant and one NCCL all-reduce combining the partial sums. Weak scaling:
---elements per GPU (2^30 by default); strong: --elements in total, cut by gl.multi.partition.
+"""The partitioned reduce over several GPUs: gl.multi.reduce of float32 data already on the GPUs
+(DeviceArray parts, one per GPU), each GPU reducing its part with the reduce lab's best variant and
+one NCCL all-reduce combining the partial sums. Weak scaling: --elements per GPU (2^30 by default);
+strong: --elements in total, cut by gl.multi.partition.
 
 A time is one call, host clock to host clock (gl.multi.reduce returns the NumPy scalar, so
 every GPU is done), the median over --repeat after one warm-up, through gl.multi.scaling.

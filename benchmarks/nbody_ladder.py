@@ -1,7 +1,7 @@
-"""The n-body ladder (LABS.md section 5) on the GPU at N = 16384 and N = 131072, in G
-interactions/s and GFLOP/s at 20 flops per interaction, beside S0's GK104 figures; the CPU
-variants at a CPU-sized N; torch (and CuPy) vectorized all-pairs as the peer rows; and the
-fraction of the FMA and rsqrt limits derived from device_info (SMs x clock).
+"""The n-body ladder on the GPU at N = 16384 and N = 131072, in G interactions/s and GFLOP/s at 20
+flops per interaction, beside S0's GK104 figures; the CPU variants at a CPU-sized N; torch (and
+CuPy) vectorized all-pairs as the peer rows; and the fraction of the FMA and rsqrt limits derived
+from device_info (SMs x clock).
 
     python benchmarks/nbody_ladder.py [--sizes 16384 131072] [--cpu-n 2048] [--repeat 7]
 """

@@ -1,9 +1,9 @@
-"""The multi lab's committed results as tables and one figure (issues 16 and 17): all-reduce
+"""The multi lab's committed results as tables and one figure: all-reduce
 bus bandwidth against torch.distributed, Jacobi strong speedup and weak efficiency, and where a
 sweep's time goes. Reads benchmarks/results/multi_*.json; needs no GPU. notebooks/multi_gpu.ipynb
-imports it; run alone it writes docs/multi_h200.png.
+imports it; run alone it writes multi_scaling.png (or --out).
 
-    python3 benchmarks/plot_multi.py [--out docs/multi_h200.png]
+    python3 benchmarks/plot_multi.py [--out multi_scaling.png]
 """
 
 import json
@@ -12,7 +12,7 @@ import os
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 MIB = 1 << 20
-# The 2-GPU files are issue 16's runs, the _x4 files issue 17's (4 GPUs of the same kind).
+# The untagged files are 2-GPU runs, the _x4 files 4 GPUs of the same kind.
 ALLREDUCE = {2: "multi_allreduce.json", 4: "multi_allreduce_x4.json"}
 STRONG = ["multi_jacobi.json", "multi_jacobi_x4_strong.json"]
 # x4_weak2d was measured alone; x4_weak beside a pytest shard on GPU 0 (its note): its 3D rows
@@ -153,7 +153,7 @@ def figure(data):
 def main():
     import argparse
     parser = argparse.ArgumentParser()
-    parser.add_argument("--out", default=os.path.join(HERE, "..", "docs", "multi_h200.png"))
+    parser.add_argument("--out", default="multi_scaling.png")
     args = parser.parse_args()
     data = load()
     print(tables(data))

@@ -6,11 +6,11 @@
     CuPy's boolean indexing with the same mask; and without a mask (x != 0, half zero);
   * nonzero: every CUDA variant at 2^28 float32 with half the elements zero.
 
-Rates count one read of x (and of the mask) and one write of the result, as gl.bench's cost
-models do; frac_copy is that rate over the device-to-device copy measured in this process
-(gl.ceilings()). GPU times are CUDA events on device arrays (gl.bench), L2 flushed before each
-repetition. The issue's targets: the best scan >= 0.9x copy and >= 1.3x torch.cumsum at 2^28
-float32; the best compaction >= 2x torch.masked_select keeping half.
+Rates count one read of x (and of the mask) and one write of the result, as gl.bench's cost models
+do; frac_copy is that rate over the device-to-device copy measured in this process (gl.ceilings()).
+GPU times are CUDA events on device arrays (gl.bench), L2 flushed before each repetition. The
+targets: the best scan >= 0.9x copy and >= 1.3x torch.cumsum at 2^28 float32; the best compaction >=
+2x torch.masked_select keeping half.
 
     python benchmarks/scan_lab.py [--repeat 20] [--log2n 28]
 """

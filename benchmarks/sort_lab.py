@@ -8,10 +8,10 @@
     gather of the values, and cupy.argsort with two gathers.
 
 Gkeys/s is keys / median time. frac_bound is the variant's own bandwidth bound over its time: the
-bytes its passes must move (BYTES_PER_KEY below: the model of benchmarks/NOTES.md, "Sort lab
-(issue 12)") at the copy rate measured in this process (gl.ceilings()), over the median time.
-GPU times are CUDA events on device arrays (gl.bench), L2 flushed before each repetition. The
-issue's target: the best radix sort >= 2x torch.sort and >= 1.0x CUB (cupy.sort) at 2^28 int32.
+bytes its passes must move (BYTES_PER_KEY below: the model of docs/labs/sort.md) at the copy rate
+measured in this process (gl.ceilings()), over the median time. GPU times are CUDA events on device
+arrays (gl.bench), L2 flushed before each repetition. The target: the best radix sort >= 2x
+torch.sort and >= 1.0x CUB (cupy.sort) at 2^28 int32.
 
     python benchmarks/sort_lab.py [--repeat 10] [--log2n 28] [--quick]
 """
@@ -30,7 +30,7 @@ from common import ladder_args, save
 # by each of its ceil(log2(n / 2048)) merge passes: 8 B each.
 # quicksort_cdp: 8 B records read and written by each partition level down to 2048-key segments
 # and by the shared-memory sort of those, plus making them and the gather: 184 B at 2^20 (its time
-# is one block's partition of the top segment, not these bytes: benchmarks/NOTES.md).
+# is one block's partition of the top segment, not these bytes: docs/labs/sort.md).
 def radix_bytes(bits, key_bytes=4, value_bytes=0):
     passes = 8 * key_bytes // bits
     return passes * (3 * key_bytes + 2 * value_bytes)

@@ -5,28 +5,27 @@ the same arrays:
   * the 5-point Laplacian of a 4096 x 4096 grid (16.8 M rows, 84 M nonzeros);
   * the power-law matrix: 2^22 rows, lognormal row lengths of mean 15 (about 63 M nonzeros).
 
-float32 values, int32 indices. GB/s under the byte model of benchmarks/NOTES.md ("Sparse lab"):
-each variant's own bytes (gl.sparse.spmv_bytes: CSR's arrays, x and y once, plus what the
-in-call ELL / SELL / COO conversion writes and then reads), and GFLOP/s at 2 flops a nonzero.
-csr_subwarp runs once with its lanes rule and once with each lanes value (rows with "lanes").
-ELL and SELL variants are left out (and say so) where an ELL-sized scratch would pass a quarter
-of the device's memory (the power-law matrix's longest row is about 1350 nonzeros: 45 GB). The
-issue's targets: the best SpMV >= 1.1x cuSPARSE on the Laplacian and >= 1.2x on the power-law
-matrix. GPU times are CUDA events on device arrays (gl.bench), L2 flushed before each
-repetition.
+float32 values, int32 indices. GB/s under the lab's byte model (docs/labs/sparse.md): each variant's
+own bytes (gl.sparse.spmv_bytes: CSR's arrays, x and y once, plus what the in-call ELL / SELL / COO
+conversion writes and then reads), and GFLOP/s at 2 flops a nonzero. csr_subwarp runs once with its
+lanes rule and once with each lanes value (rows with "lanes"). ELL and SELL variants are left out
+(and say so) where an ELL-sized scratch would pass a quarter of the device's memory (the power-law
+matrix's longest row is about 1350 nonzeros: 45 GB). The targets: the best SpMV >= 1.1x cuSPARSE on
+the Laplacian and >= 1.2x on the power-law matrix. GPU times are CUDA events on device arrays
+(gl.bench), L2 flushed before each repetition.
 
 SpMM: B of 8 and 32 columns (row-major), on both matrices, every CUDA variant; its byte model
 (gl.sparse.spmm_bytes) reads A once, B once and writes C once.
 
-CG: the 5-point Laplacian of 4096 x 4096 in float64 (the anchor's problem), every CUDA variant with
-and without Jacobi and cupyx.scipy.sparse.linalg.cg (Jacobi as a LinearOperator) in the same run:
-rtol = 0 and maxiter fixed (200; 20 with --quick), so every solver runs the same iterations, and
-the time per iteration is the whole call's wall time over its iterations (the median of --repeat
-calls; setup included, 1-2 iterations' worth). GB/s under gl.sparse.cg_iteration_bytes. Then one
-call per variant with phases=True: the operator / reductions / updates split per iteration (those
-calls end each iteration with a host wait, so their total is not the untimed one). The target:
-the best variant <= 0.5x cupy's time per iteration (time_over_cupy), with x within rounding of
-cupy's. dia_fused's GB/s count its own bytes (its diagonals and 9 vector passes, 11 with Jacobi).
+CG: the 5-point Laplacian of 4096 x 4096 in float64, every CUDA variant with and without Jacobi and
+cupyx.scipy.sparse.linalg.cg (Jacobi as a LinearOperator) in the same run: rtol = 0 and maxiter
+fixed (200; 20 with --quick), so every solver runs the same iterations, and the time per iteration
+is the whole call's wall time over its iterations (the median of --repeat calls; setup included, 1-2
+iterations' worth). GB/s under gl.sparse.cg_iteration_bytes. Then one call per variant with
+phases=True: the operator / reductions / updates split per iteration (those calls end each iteration
+with a host wait, so their total is not the untimed one). The target: the best variant <= 0.5x
+cupy's time per iteration (time_over_cupy), with x within rounding of cupy's. dia_fused's GB/s count
+its own bytes (its diagonals and 9 vector passes, 11 with Jacobi).
 
     python benchmarks/sparse_lab.py [--repeat 10] [--quick] [--cg-only]
 """
@@ -64,7 +63,7 @@ def ladder(name, A, repeat, memory_bytes):
         r = gl.bench(gl.spmv, dA, x, variant=v.id, repeat=repeat, peers=v.name == "cusparse")
         rows.append(row(r, name, A))
         # csr_subwarp (8): the row above is its lanes rule's choice; then each lanes value, the
-        # sweep that tests the rule (benchmarks/NOTES.md, "Sparse lab: csr_subwarp")
+        # sweep that tests the rule (docs/labs/sparse.md)
         for lanes in v.tunables.get("lanes", {}).get("values", []):
             r = gl.bench(gl.spmv, dA, x, variant=v.id, lanes=lanes, repeat=repeat)
             rows.append(row(r, name, A, lanes=lanes))

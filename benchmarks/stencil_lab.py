@@ -9,15 +9,15 @@
   * 1D radius 3 at 2^28 float32: random 7-point weights by every stencil variant against
     cupyx.scipy.ndimage.correlate1d, a CuPy ElementwiseKernel and torch conv1d.
 
-Byte models (benchmarks/NOTES.md, "Stencil lab"): a stencil application reads u once and writes
-out once (2 x 4 bytes a cell); a Jacobi sweep reads u and f and writes u_new (3 x 4 bytes a
-cell), every sweep counted, temporal blocking's too (it does depth sweeps per pass and is
-credited with depth sweeps' bytes: its "gbps" is effective, above the copy ceiling when the
-blocking pays). frac_copy is that rate over the device-to-device copy measured in this process
-(gl.ceilings()); grid_frac_copy counts the issue's model instead (one read and one write of the
-grid, 8 bytes a cell: f's read left out). GPU times are CUDA events on device arrays (gl.bench),
-L2 flushed before each repetition. The issue's targets: the best 2D Jacobi sweep >= 0.9x copy at
-4096^2, the best 3D 7-point stencil >= 0.85x copy at 512^3.
+Byte models (docs/labs/stencil.md): a stencil application reads u once and writes out once (2 x 4
+bytes a cell); a Jacobi sweep reads u and f and writes u_new (3 x 4 bytes a cell), every sweep
+counted, temporal blocking's too (it does depth sweeps per pass and is credited with depth sweeps'
+bytes: its "gbps" is effective, above the copy ceiling when the blocking pays). frac_copy is that
+rate over the device-to-device copy measured in this process (gl.ceilings()); grid_frac_copy counts
+the targets' model instead (one read and one write of the grid, 8 bytes a cell: f's read left out).
+GPU times are CUDA events on device arrays (gl.bench), L2 flushed before each repetition. The
+targets: the best 2D Jacobi sweep >= 0.9x copy at 4096^2, the best 3D 7-point stencil >= 0.85x copy
+at 512^3.
 
     python benchmarks/stencil_lab.py [--repeat 10] [--quick]
 """
@@ -79,7 +79,7 @@ def stencil_ladder(shape, weights, repeat, extra_peers=None):
 
 
 def cupy_elementwise_1d(u, weights, repeat):
-    """The 1D radius-3 stencil as a CuPy ElementwiseKernel (ANCHORS.md's peer), zero boundary."""
+    """The 1D radius-3 stencil as a CuPy ElementwiseKernel (a peer), zero boundary."""
     import cupy
     cu = cupy.from_dlpack(u)
     out = cupy.empty_like(cu)

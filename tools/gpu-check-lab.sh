@@ -13,7 +13,7 @@
 #   mutation"), so that the plants come back even when the sanitizers run past the limit
 # With the extension built here for the device (tools/device_build.sh, carried), leave the build
 # out and give the suite the time: PYTHONPATH=$PWD GPULAB_LAB_LIMITS="0 480 480 100"
-# (6 shards took up to 360 s and more beside the sanitizers on 2026-11-27, held up by the CPU
+# (6 shards took up to 360 s and more beside the sanitizers, held up by the CPU
 # emulation tests).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +21,7 @@ OUT=${OUT:-$PWD/gpu-check-out}
 WORK=$(mktemp -d)
 mkdir -p "$OUT"
 read -r build_s test_s lab_s main_s <<<"${GPULAB_LAB_LIMITS:-170 330 330 90}"
-# The suite as 6 processes at once (tools/gpu-check.sh): 4 ran past 370 s at 8d76bdf (sort lab).
+# The suite as 6 processes (tools/gpu-check.sh): 4 ran past 370 s with the sort lab's tests.
 export GPULAB_TEST_SHARDS=${GPULAB_TEST_SHARDS:-6}
 
 part() { # name, seconds, steps...: one tools/gpu-check.sh run in $WORK/name, stopped at seconds

@@ -19,7 +19,7 @@
 # just before this tree's, and tools/compare_benchmarks.py compares the two (before and after a
 # change, in one run). GPULAB_BENCH="saxpy_ladder reduce_ladder": only these benchmarks.
 # GPULAB_TEST_SHARDS=4: the suite as 4 pytest processes at once (the whole suite takes ~10 min
-# as one process on the H100 since wave 2; correctness, not timing, so they may share the GPU).
+# as one process on the H100; correctness, not timing, so they may share the GPU).
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
@@ -63,7 +63,7 @@ sanitizer_options() { # tool
   # memcheck: room after every allocation, so that an overrun can't land in a neighbour.
   [ "$1" = memcheck ] && echo "--padding 512"
   # racecheck: cuSPARSE's csrmv_v3_kernel reports shared-memory write-write hazards inside
-  # NVIDIA's own code (gpu_logs/issue10_14_wave/); we cannot change it, and our kernels stay
+  # NVIDIA's own code (docs/labs/sparse.md); we cannot change it, and our kernels stay
   # in. memcheck, initcheck and synccheck still run over cuSPARSE.
   [ "$1" = racecheck ] && echo "--kernel-name-exclude kns=cusparse"
 }
@@ -91,7 +91,7 @@ for step in $steps; do
       run pytest python3 -m pytest -q -rs --durations=25 --deselect tests/core/test_fuzz.py::test_fuzz_full
     else
       # Each shard's OpenMP threads a share of the cores: 4 shards of 16 spinning threads each
-      # made every openmp_radix test take 10-15 s (the H100 run of 8d76bdf).
+      # made every openmp_radix test take 10-15 s (on the H100).
       omp=$(($(nproc) / shards))
       [ "$omp" -ge 1 ] || omp=1
       for k in $(seq 0 $((shards - 1))); do
@@ -133,7 +133,7 @@ for step in $steps; do
   main)
     run mainjob python3 -m gpulab --json "$RESULTS/mainjob.json" --html "$RESULTS/report.html"
     show mainjob
-    # The roofline of the main job's results: README's figure (docs/roofline_h100.png).
+    # The roofline of the main job's results, beside its JSON.
     run roofline python3 -c "import sys, gpulab as gl; \
 gl.roofline(sys.argv[1], where='gpu').savefig(sys.argv[2], dpi=110, bbox_inches='tight')" \
       "$RESULTS/mainjob.json" "$RESULTS/roofline.png"

@@ -79,7 +79,7 @@ PLANTS: List[Plant] = [
           replace="    if (tid < stride) s[tid] = Op::apply(s[tid], s[tid + stride]);\n",
           tool="racecheck", driver=("ops.py", "--only", "reduce:2", "--inputs", "device")),
     # No compute-sanitizer tool sees a read of uninitialized shared memory inside the block's
-    # shared window (benchmarks/NOTES.md: a probe with every tool). This tree starts one level too
+    # shared window (docs/labs/concepts.md: a probe with every tool). This tree starts one level too
     # high, so its first step reads the half above the block's slots, which nothing wrote; with
     # the dynamic shared memory sized exactly (block x sizeof(Acc)), memcheck sees that read.
     Plant("reduce-uninitialized-shared", "reduce", "read of uninitialized shared memory",

@@ -3,7 +3,7 @@
 # decoupled_lookback (float32 sums, and int32 into int64 sums) beside CUB's DeviceScanKernel on
 # the same float32 array, each profiled once after a warm-up call. The sections say where a
 # look-back tile spends its time (memory throughput, warp stalls, occupancy), for
-# benchmarks/NOTES.md ("Scan and histogram labs on the H100").
+# docs/labs/scan.md.
 #   tools/ncu_scan.sh [log2n]     (prints the report; ncu must be on PATH)
 set -u -o pipefail
 log2n=${1:-28}

@@ -9,7 +9,7 @@
 /* Recently freed small blocks of the library's stream, handed to the next allocation of the
  * same size class on that stream without a CUDA call. Stream order makes the reuse safe, as in
  * CUDA's own pool; skipping cudaMallocAsync and cudaFreeAsync saves about 1 us of a 4-5 us
- * asynchronous call (benchmarks/NOTES.md). Only the library's stream, which lives as long as
+ * asynchronous call (docs/labs/saxpy.md). Only the library's stream, which lives as long as
  * the process: a user stream's handle could be reused by a new stream after it is destroyed.
  * The GIL guards the cache. */
 #define BLOCK_CACHE_SLOTS 16

@@ -1,8 +1,8 @@
-/* The concepts lab's C ABI (issue 15's concept demos): five small ops, each showing one idea of
- * the course texts with numbers: warp divergence, independent thread scheduling, the atomic race,
- * sinf against __sinf, and constant memory. Every function returns a CUDA error code, as
- * cuda/core/gpulab_core.h says; the variant ids below are shared by the ladders
- * (csrc/labs/concepts/variants.c), the dispatch and the CPU variants. */
+/* The concepts lab's C ABI: five small ops, each showing one idea of the course texts with numbers:
+ * warp divergence, independent thread scheduling, the atomic race, sinf against __sinf, and
+ * constant memory. Every function returns a CUDA error code, as cuda/core/gpulab_core.h says; the
+ * variant ids below are shared by the ladders (csrc/labs/concepts/variants.c), the dispatch and the
+ * CPU variants. */
 #ifndef GPULAB_CUDA_CONCEPTS_H
 #define GPULAB_CUDA_CONCEPTS_H
 

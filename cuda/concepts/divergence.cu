@@ -3,7 +3,7 @@
 // lane to lane make every warp run all four paths one after the other, keys that change every 16
 // lanes make it run two, keys constant over each warp of 32 make it run one. One kernel per
 // variant serves every pattern, with the same memory traffic, so time differences are the
-// divergence alone (benchmarks/concepts_lab.py measures them; benchmarks/NOTES.md).
+// divergence alone (benchmarks/concepts_lab.py measures them; docs/labs/concepts.md).
 //
 // Each path is a loop of dependent FMAs whose trip count is a run-time argument: a loop cannot be
 // predicated, so the compiler cannot if-convert the branch of variant 0 away, and the SASS keeps

@@ -23,7 +23,7 @@ namespace {
 //
 // Variant 0, S0's code as written (neither __syncwarp() nor volatile). Two things may break it.
 // The compiler, which sees one thread, may keep s[tid] in a register and load s[tid + 16] before
-// the lane that owns it has stored its step-32 value (the sm_90 SASS does: benchmarks/NOTES.md);
+// the lane that owns it has stored its step-32 value (the sm_90 SASS does: docs/labs/concepts.md);
 // and since Volta the lanes of a warp are not promised to run a step together. The kernel is kept
 // exactly as written so that the count of wrong sums says what happens.
 //

@@ -113,7 +113,7 @@ inline void glc_note_launch_if_noting(const void *kernel, dim3 grid, dim3 block,
 // The driver's cuLaunchKernel and the CUfunction of each kernel, looked up once. Small
 // asynchronous calls are launch-bound, and on the H100 machine the driver's launch took
 // 3.55 us against 3.85 us through the runtime (<<<>>> or cudaLaunchKernel) for an empty kernel
-// (benchmarks/NOTES.md). Where either lookup fails, glc_launch falls back to <<<>>>.
+// (docs/labs/saxpy.md). Where either lookup fails, glc_launch falls back to <<<>>>.
 using glc_cu_launch_kernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                                           unsigned, unsigned, unsigned, CUstream, void **, void **);
 

@@ -1,8 +1,7 @@
-/* The histogram lab's C ABI (LABS.md section 7, issue 11): histogram (NumPy's np.histogram with
- * equal bins, and a bincount-like path for integer data) and histogram_rgb (S4 section 8's
- * per-channel histograms of an RGB image). Every function returns a CUDA error code, as
- * cuda/core/gpulab_core.h says; the variant ids below are shared by the ladders
- * (csrc/labs/histogram/variants.c), the dispatch and the CPU variants. */
+/* The histogram lab's C ABI: histogram (NumPy's np.histogram with equal bins, and a bincount-like
+ * path for integer data) and histogram_rgb (S4 section 8's per-channel histograms of an RGB image).
+ * Every function returns a CUDA error code, as cuda/core/gpulab_core.h says; the variant ids below
+ * are shared by the ladders (csrc/labs/histogram/variants.c), the dispatch and the CPU variants. */
 #ifndef GPULAB_CUDA_HISTOGRAM_H
 #define GPULAB_CUDA_HISTOGRAM_H
 

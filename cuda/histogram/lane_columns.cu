@@ -7,7 +7,7 @@
 // Warps of a block still share the columns; their atomics on one word queue in the shared
 // memory unit, one instruction after another, with no replays. Each thread reads 16 bytes per
 // load, four loads in flight, over a grid of one wave; the columns are summed once per block.
-// Predictions and measurements: benchmarks/NOTES.md, "Histogram lab".
+// Predictions and measurements: docs/labs/histogram.md.
 #include <cuda_runtime.h>
 
 #include <cstddef>

@@ -2,7 +2,7 @@
 // bins, pixels interleaved R, G, B). Variant 0 is S4's kernel with global atomics (S4 builds a
 // per-block histogram in global memory; "we could further improve performance by moving from
 // global to shared memory"), variant 1 does that move, with the lab's bandwidth recipe
-// (benchmarks/NOTES.md, "Histogram lab").
+// (docs/labs/histogram.md).
 #include <cuda_runtime.h>
 
 #include <cstddef>

@@ -8,7 +8,7 @@
 // NaN up to RB pixels, where scipy's would spread it only as far as the kernel reaches);
 // single-channel rows are read and filtered 4 elements at a time with 16-byte shared loads, and
 // each thread of the column pass keeps 8 outputs of a column in registers as it streams the
-// column (benchmarks/NOTES.md, "Image lab").
+// column (docs/labs/image.md).
 #include "filter.cuh"
 
 namespace {

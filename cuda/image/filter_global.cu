@@ -1,7 +1,7 @@
 // Filter variant 0: the direct 2-D correlation from global memory. One thread per output
 // element; each of the kh x kw taps is a load through the boundary maps, so a 17 x 17 Gaussian
 // issues 289 loads per element, served by L1/L2 but bounded by the load units
-// (benchmarks/NOTES.md, "Image lab").
+// (docs/labs/image.md).
 #include "filter.cuh"
 
 namespace {

@@ -3,8 +3,7 @@
 // memory and writes the horizontally filtered image, in float32, to a scratch image; the column
 // pass does the same with a tile of columns and its top and bottom halos. Each tap is then a
 // shared load instead of a global one, but the intermediate costs a write and a read of the
-// whole image in global memory (4 passes over the data in all; benchmarks/NOTES.md, "Image
-// lab").
+// whole image in global memory (4 passes over the data in all; docs/labs/image.md).
 #include "filter.cuh"
 
 namespace {

@@ -5,7 +5,7 @@
 // exist only with them), one channel. scipy's "mirror" (the edge not repeated) has no address
 // mode: the binding refuses it. The cudaArray is allocated, filled and freed in each call, and
 // the call waits for its stream before it frees them (S1 compares texture reads, not
-// allocation; benchmarks/NOTES.md, "Image lab").
+// allocation; docs/labs/image.md).
 #include "filter.cuh"
 
 namespace {

@@ -1,8 +1,7 @@
-/* The image lab's C ABI (LABS.md section 8, issue 13): 2-D filters (filter2d, gaussian, box) on
- * float32 and uint8 images, and the Mandelbrot dwell map. Row-major, C-contiguous operands in
- * device memory; every function returns a CUDA error code, as cuda/core/gpulab_core.h says. The
- * variant ids below are shared by the ladders (csrc/labs/image/variants.c), the dispatch and the
- * CPU variants. */
+/* The image lab's C ABI: 2-D filters (filter2d, gaussian, box) on float32 and uint8 images, and the
+ * Mandelbrot dwell map. Row-major, C-contiguous operands in device memory; every function returns a
+ * CUDA error code, as cuda/core/gpulab_core.h says. The variant ids below are shared by the ladders
+ * (csrc/labs/image/variants.c), the dispatch and the CPU variants. */
 #ifndef GPULAB_CUDA_IMAGE_H
 #define GPULAB_CUDA_IMAGE_H
 

@@ -4,7 +4,7 @@
 // whose blocks take one square each, fill it, evaluate it or append its sub-squares to the next
 // level's array. Nothing comes back to the host between levels: each level's grid is as large as
 // the level could be, and the blocks past the count that the level before wrote return at once
-// (benchmarks/NOTES.md, "Image lab").
+// (docs/labs/image.md).
 #include "mandelbrot.cuh"
 
 namespace {

@@ -1,8 +1,7 @@
-/* The dense linear algebra lab's C ABI (LABS.md section 6, issue 10): matvec (y = A x), matmul
- * (C = A B) and transpose (a C-contiguous copy of A.T). Row-major, C-contiguous operands in
- * device memory; every function returns a CUDA error code, as cuda/core/gpulab_core.h says. The
- * variant ids below are shared by the ladders (csrc/labs/linalg/variants.c), the dispatch and the
- * CPU variants. */
+/* The dense linear algebra lab's C ABI: matvec (y = A x), matmul (C = A B) and transpose (a
+ * C-contiguous copy of A.T). Row-major, C-contiguous operands in device memory; every function
+ * returns a CUDA error code, as cuda/core/gpulab_core.h says. The variant ids below are shared by
+ * the ladders (csrc/labs/linalg/variants.c), the dispatch and the CPU variants. */
 #ifndef GPULAB_CUDA_LINALG_H
 #define GPULAB_CUDA_LINALG_H
 

@@ -3,7 +3,7 @@
 // siboehm's SGEMM_CUDA kernels 10-12; the code is our own. C[m x n] = A[m x k] B[k x n],
 // row-major float32, FP32 FMAs only.
 //
-// What it changes from variant 8 (double_buffered), and why: the H100 run of b058d0b measured
+// What it changes from variant 8 (double_buffered), and why: an H100 run measured
 // variant 8 at 32.9 TFLOP/s (0.65x cuBLAS) at 4096^3, and 36.9 with bm = 64 (two 128-thread
 // blocks an SM instead of one 256-thread block) or bk = 16 (half the barriers per FMA): it waits
 // on its barriers and on L2, with 8 warps an SM and one slice in flight. So:
@@ -23,7 +23,7 @@
 //    reached 0.884x cuBLAS with 25% of its instructions not FFMAs and 80% issue efficiency, against
 //    cuBLAS's 13% and 88%: 16 x 8 a thread halves the shared loads and address arithmetic per FMA
 //    of 8 x 8, and halves the copies of B per result, at 8 warps an SM instead of 16 (one block
-//    of up to 255 registers a thread). Not measured yet: predictions in SGEMM_RESOURCES.md.
+//    of up to 255 registers a thread). Measured slower than 128 rows: docs/labs/linalg.md.
 //
 // Layout. A block computes a BM x 128 tile of C (BM = 128 or 256). Its warps form (WARPS / 2) x
 // 2 warp tiles of WM x 64 (WM = 32 for 128 rows at 8 warps, 64 for 128 at 4 and for 256 at 8);
@@ -43,9 +43,8 @@
 // tiles blockIdx.y, blockIdx.y + gridDim.y, ... (gridDim.y is capped at 65535). A whole tile
 // (BM rows, 128 columns, B 16-byte aligned with n % 4 == 0) copies its whole slices of k in a
 // loop of its own with none of those guards: 10% instructions besides the FFMAs there instead
-// of 18% (the SASS; measured +4-7%, and the 4-warp tiles most, benchmarks/NOTES.md "SGEMM whole
-// slices on the H100"). Registers and predictions:
-// cuda/linalg/SGEMM_RESOURCES.md.
+// of 18% (the SASS; measured +4-7%, and the 4-warp tiles most). Registers, instruction counts
+// and measurements: docs/labs/linalg.md.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -209,7 +208,7 @@ __global__ void __launch_bounds__(WARPS * 32, multistage_blocks_per_sm<BM_>)
     // slice (oa for A, ob for B). A's copy l is one IMAD.WIDE from copy l - 1 (a_step, A_STEP
     // rows, stays in a register); B's are one each. In the SASS of <128, 8, 16, 2> this and the
     // stage offsets in bytes took the main loop from 189 instructions besides its 1024 FFMAs a
-    // slice to 103 (benchmarks/NOTES.md, "the main loop's SASS").
+    // slice to 103 (docs/labs/linalg.md).
     const unsigned a_step = A_STEP * k32;
     auto load_whole = [&](unsigned s, unsigned oa, unsigned ob) {
       const float *pa = a + oa;

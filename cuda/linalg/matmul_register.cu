@@ -16,7 +16,7 @@
 // blockIdx.y, blockIdx.y + gridDim.y, ..., so any m works. Columns: gridDim.x = ceil(n / bn)
 // must stay under 2^31, i.e. n < 2^37 (n * 4 bytes is past any device memory long before).
 // Indices that can pass 2^31 are size_t. Out-of-range elements load as zero; stores are guarded.
-// Predictions (H100, no measurement yet): cuda/linalg/SGEMM_RESOURCES.md.
+// Registers, occupancy and the H100's measurements: docs/labs/linalg.md.
 #include <cuda_runtime.h>
 
 #include <cstddef>

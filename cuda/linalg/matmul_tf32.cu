@@ -19,7 +19,7 @@
 //
 // Rows of C tiles: gridDim.y is capped at 65535 and each block loops over the row tiles, so any
 // m works; gridDim.x = ceil(n / 128) must stay under 2^31. Needs sm_80 (the host refuses older
-// devices). Predicted (H100, no measurement yet): cuda/linalg/SGEMM_RESOURCES.md.
+// devices). The H100's measurements: docs/labs/linalg.md.
 #include <cuda_runtime.h>
 #include <mma.h>
 

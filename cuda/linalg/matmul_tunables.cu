@@ -8,7 +8,7 @@
 //  12 multistage: warps in {4, 8}, bk in {8, 16}, stages in {2, 3, 4}, bm in {128, 256},
 //    defaults GLC_MULTISTAGE_DEFAULT_* in linalg.h, 4, 8, 2, 128, which the ladder's table
 //    shows too (the block tile is bm x 128; the defaults are the fastest of the 18
-//    configurations at both 4096^3 and 8192^3 on the H100 at 5e0ccc8, after the whole-slice
+//    configurations at both 4096^3 and 8192^3 on the H100, after the whole-slice
 //    copies: benchmarks/results/linalg_sgemm_grid.json; bm = 256 was slower everywhere).
 //    bm = 256 takes warps = 8 only: 4 warps would hold 32 x 8 results a thread, past 255
 //    registers.

@@ -16,7 +16,7 @@
 // Rows of C tiles: gridDim.y is capped at 65535 and each block loops over the row tiles
 // blockIdx.y, blockIdx.y + gridDim.y, ..., so any m works. Columns: gridDim.x = ceil(n / bn)
 // must stay under 2^31 (n < 2^37). Out-of-range elements load as zero; stores are guarded.
-// Predictions (H100, no measurement yet): cuda/linalg/SGEMM_RESOURCES.md.
+// Registers, occupancy and the H100's measurements: docs/labs/linalg.md.
 #include <cuda_runtime.h>
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // Matvec variants 0-4: y = A x for a row-major M x N matrix, S2's CUDA ladder (task 3) from a
 // thread per row to a block per row, then a bandwidth-tuned kernel and cuBLAS's GEMV. Matvec
 // reads each element of A once and does two flops with it: every rung is bound by memory, and
-// the ladder is about reading A at the full bandwidth (benchmarks/NOTES.md, "Linalg lab").
+// the ladder is about reading A at the full bandwidth (docs/labs/linalg.md).
 #include "cublas.cuh"
 #include "cuda/core/launch.cuh"
 #include "cuda/core/vec16.cuh"

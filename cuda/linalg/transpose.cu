@@ -1,7 +1,7 @@
 // Transpose variants 0-4: out[cols x rows] = A[rows x cols].T for 4- and 8-byte elements (S4's
 // transpose with padding). A transpose reads and writes every element once: its ceiling is a
 // copy of the same bytes (variant 0), and the ladder is about making the writes as coalesced as
-// the reads (benchmarks/NOTES.md, "Linalg lab").
+// the reads (docs/labs/linalg.md).
 #include <cstdint>
 
 #include "cuda/core/launch.cuh"

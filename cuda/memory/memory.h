@@ -1,4 +1,4 @@
-/* The memory lab's C ABI (LABS.md section 3): transfers, access patterns, latency, banks and
+/* The memory lab's C ABI: transfers, access patterns, latency, banks and
  * constant memory, each measured on the device.
  * Every function returns a CUDA error code, as cuda/core/gpulab_core.h says. */
 #ifndef GPULAB_CUDA_MEMORY_H

@@ -1,4 +1,4 @@
-// Jacobi over several GPUs (issue 16, S3 10.1): the grid split along axis 0 into slabs, one per
+// Jacobi over several GPUs (S3 10.1): the grid split along axis 0 into slabs, one per
 // GPU, each with a ghost row (2D) or plane (3D) on either side and two buffers. Every sweep is
 // the stencil lab's row/plane-range sweep (glc_jacobi_sweep2d_rows, glc_jacobi_sweep3d_planes,
 // cuda/stencil/stencil.h): no kernel of its own, so every cell gets exactly the arithmetic of

@@ -1,8 +1,8 @@
-/* The multi lab's C ABI (LABS.md section 11, issue 16): several GPUs of one process or of one
- * process each, with NCCL doing the communication. Every function returns a CUDA error code, as
- * cuda/core/gpulab_core.h says; an NCCL failure becomes a CUDA code (cudaErrorInvalidValue for
- * NCCL's invalid argument or usage, cudaErrorUnknown otherwise) and glc_failed_call() then reads
- * "ncclAllReduce: <NCCL's own error string>".
+/* The multi lab's C ABI: several GPUs of one process or of one process each, with NCCL doing the
+ * communication. Every function returns a CUDA error code, as cuda/core/gpulab_core.h says; an NCCL
+ * failure becomes a CUDA code (cudaErrorInvalidValue for NCCL's invalid argument or usage,
+ * cudaErrorUnknown otherwise) and glc_failed_call() then reads "ncclAllReduce: <NCCL's own error
+ * string>".
  *
  * Every function leaves the calling thread's current device as it found it (gpulab itself runs
  * on device 0), and waits for its own work before it returns. */

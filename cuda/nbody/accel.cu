@@ -1,5 +1,5 @@
-// Softened all-pairs accelerations: the n-body ladder of LABS.md section 5 (S0 ch. 7, GPU Gems 3
-// ch. 31). Every variant computes, for each body i of the padded state,
+// Softened all-pairs accelerations: the n-body ladder (S0 ch. 7, GPU Gems 3 ch. 31). Every variant
+// computes, for each body i of the padded state,
 //   acc_i = G * sum_j m_j (r_j - r_i) / (|r_j - r_i|^2 + eps2)^(3/2)
 // summing j in increasing order within each thread, so that each variant is deterministic. The
 // i = j term is zero (r_j - r_i = 0 and eps2 > 0), and so are the zero-mass padding bodies.
@@ -219,7 +219,7 @@ const MultibodyInstance *find_multibody(int bodies, int unroll) {
 }
 
 // Variant 5's defaults, the fastest of the H100 sweep at N = 131072 (benchmarks/nbody_tune.cu,
-// results/nbody_tune.csv, NOTES.md): 2 bodies per thread, j unrolled 8 times, 256 threads.
+// docs/labs/nbody.md): 2 bodies per thread, j unrolled 8 times, 256 threads.
 constexpr int v5_default_bodies = 2;
 constexpr int v5_default_unroll = 8;
 constexpr int default_unroll = 4;  // variants 1, 3, 4

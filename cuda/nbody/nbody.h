@@ -1,4 +1,4 @@
-/* The n-body lab's C ABI (LABS.md section 5): accelerations, leapfrog steps and energy.
+/* The n-body lab's C ABI: accelerations, leapfrog steps and energy.
  * Every function returns a CUDA error code, as cuda/core/gpulab_core.h says. */
 #ifndef GPULAB_CUDA_NBODY_H
 #define GPULAB_CUDA_NBODY_H
@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-/* Softened all-pairs accelerations (LABS.md section 5):
+/* Softened all-pairs accelerations:
  *   acc_i = G * sum_j m_j (r_j - r_i) / (|r_j - r_i|^2 + eps2)^(3/2),
  * where the i = j term vanishes because eps2 > 0 (a positive normal float). pos and acc are
  * n x 3 row-major, mass is n; all float32, 1 <= n <= 2^24 (n = 0 does nothing).

@@ -1,4 +1,4 @@
-/* The reduce lab's C ABI (LABS.md section 2): reduce, and dot and norm2 on its best path.
+/* The reduce lab's C ABI: reduce, and dot and norm2 on its best path.
  * Every function returns a CUDA error code, as cuda/core/gpulab_core.h says. */
 #ifndef GPULAB_CUDA_REDUCE_H
 #define GPULAB_CUDA_REDUCE_H

@@ -45,7 +45,7 @@ struct map_product {
 constexpr int UNROLL = 4;
 
 // Plain read-only loads. The evict-first hint (__ldcs) measured 3% slower on the H100
-// (3020 -> 2920 GB/s at 2^28 float32, benchmarks/NOTES.md).
+// (3020 -> 2920 GB/s at 2^28 float32, docs/labs/reduce.md).
 template <typename V>
 __device__ V load_streaming(const V *p) {
   return __ldg(p);
@@ -201,7 +201,7 @@ bool vectors_fit(const In *x, const In *y) {
   return (reinterpret_cast<uintptr_t>(x) - reinterpret_cast<uintptr_t>(y)) % 16 == 0;
 }
 
-// Block size of dot and norm2: the best of the reduce sweep (benchmarks/NOTES.md).
+// Block size of dot and norm2: the best of the reduce sweep (docs/labs/reduce.md).
 constexpr int MAP_BLOCK = 512;
 
 template <typename Map, bool SQRT>

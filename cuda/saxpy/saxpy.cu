@@ -52,7 +52,7 @@ constexpr int vectors_per_thread = 4;
 // grid. The launch makes one tile per block, so the loop runs once unless n outgrows the grid
 // limit. Within a tile, vector k of a thread is k * blockDim.x + threadIdx.x: each warp load is
 // one contiguous 512-byte segment and each block streams one contiguous tile. Measured on the
-// H100 at 2^28 floats (.scratch tuning, benchmarks/NOTES.md): this layout reaches 1.01-1.02x the
+// H100 at 2^28 floats (docs/labs/saxpy.md): this layout reaches 1.01-1.02x the
 // cudaMemcpy D2D rate, while one resident wave striding the whole array by gridDim * blockDim
 // (the S3 grid-stride form) stays at 0.97x whatever its unroll, block size or store policy.
 //

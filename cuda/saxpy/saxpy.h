@@ -1,4 +1,4 @@
-/* The saxpy lab's C ABI (LABS.md section 1): saxpy and matadd.
+/* The saxpy lab's C ABI: saxpy and matadd.
  * Every function returns a CUDA error code, as cuda/core/gpulab_core.h says. */
 #ifndef GPULAB_CUDA_SAXPY_H
 #define GPULAB_CUDA_SAXPY_H

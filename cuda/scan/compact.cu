@@ -135,13 +135,12 @@ __device__ __forceinline__ long long tile_offset(const Status &status, size_t ti
 }
 // ---- end of the look-back tiles' start and offset ----
 
-// The fewest blocks a SM ptxas must leave room for (the largest bound with no spill: more
-// resident tiles keep more loads in flight while a tile's warp 0 looks back, and a spill puts
-// local-memory traffic on the path these kernels are bound by; the table in benchmarks/NOTES.md,
-// "Scan lab: launch bounds"): nonzero's tile (the elements are dropped once
+// The fewest blocks a SM ptxas must leave room for (the largest bound with no spill: more resident
+// tiles keep more loads in flight while a tile's warp 0 looks back, and a spill puts local-memory
+// traffic on the path these kernels are bound by): nonzero's tile (the elements are dropped once
 // flagged) fits 40 registers with no spill, 6 blocks instead of 5 at 44-48; compaction keeps its
-// elements beside 16 int64 counts, needs 54-64 registers (4 blocks), and spills at 48: no bound
-// (0; a bound of 1 would move its registers). Checked on sm_80 and sm_90.
+// elements beside 16 int64 counts, needs 54-64 registers (4 blocks), and spills at 48: no bound (0;
+// a bound of 1 would move its registers). Checked on sm_80 and sm_90.
 template <bool IndexOut>
 constexpr int compact_min_blocks() {
   return IndexOut ? 6 : 0;
@@ -267,10 +266,9 @@ __device__ __forceinline__ void write_staged(
   }
 }
 
-// compact_staged's fewest blocks a SM (as compact_min_blocks; nvcc 13.0, the table in
-// benchmarks/NOTES.md, "Compaction: staged writes"): nonzero 6 (40 registers) and 8-byte
-// elements 5 (48) with no spill on sm_90 and sm_80; 4-byte elements spill 8 bytes at 5 and 24
-// at 6 on sm_90, so no bound (64 registers, 4 blocks).
+// compact_staged's fewest blocks a SM (as compact_min_blocks; nvcc 13.0): nonzero 6 (40 registers)
+// and 8-byte elements 5 (48) with no spill on sm_90 and sm_80; 4-byte elements spill 8 bytes at 5
+// and 24 at 6 on sm_90, so no bound (64 registers, 4 blocks).
 template <bool IndexOut, typename T>
 constexpr int staged_min_blocks() {
   return IndexOut ? 6 : sizeof(T) == 8 ? 5 : 0;
@@ -330,7 +328,7 @@ __global__ void __launch_bounds__(glc_tile_threads, staged_min_blocks<IndexOut, 
 // 8- or 16-byte load a thread where aligned; x otherwise); pass 2 scans the counts in one block;
 // pass 3 is staged's tile with its offset read from the scan instead of looked back, so no tile
 // waits on another and no warp waits at a barrier for a look-back (56% of compact_staged's
-// stalls in ncu, benchmarks/NOTES.md).
+// stalls in ncu).
 
 // The nonzero bytes of a 4-byte word, as 0-4.
 __device__ __forceinline__ int nonzero_bytes(unsigned w) { return __popc(__vcmpne4(w, 0u)) / 8; }
@@ -371,7 +369,7 @@ __global__ void __launch_bounds__(glc_tile_threads)
 }
 
 // scatter_staged's fewest blocks a SM: 5 (48 registers; 4-byte elements spill 4 bytes at sm_90,
-// 4-8 at sm_80; 726 us against 791 at 4 blocks and 62 registers on the H100, NOTES), and none
+// 4-8 at sm_80; 726 us against 791 at 4 blocks and 62 registers on the H100), and none
 // for nonzero's tile, which spills 48 bytes at 6 and 96 at 5 without the look-back: 64
 // registers, no spill (sm_90 and sm_80, nvcc 13.0).
 template <bool IndexOut, typename T>
@@ -457,8 +455,8 @@ int compact_ours(int variant, size_t n, const T *x, const unsigned char *mask, v
 // ---- the binding's sizing pass (glc_count_true) ----
 // The mask's nonzero bytes, 16 a thread a step where the mask is 16-byte aligned (one byte at a
 // time otherwise, and for the last n % 16), each block's sum added to *count (zeroed first).
-// CUB's DeviceReduce over a transform iterator read the mask a byte a thread at 2.1 TB/s (ncu,
-// benchmarks/NOTES.md, "Fifth session"). Blocks of glc_tile_threads.
+// CUB's DeviceReduce over a transform iterator read the mask a byte a thread at 2.1 TB/s (ncu).
+// Blocks of glc_tile_threads.
 __global__ void __launch_bounds__(glc_tile_threads)
     count_true(const unsigned char *mask, size_t n, bool vectors, unsigned long long *count) {
   __shared__ unsigned long long warp_totals[glc_tile_warps];

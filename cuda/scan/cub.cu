@@ -3,11 +3,10 @@
 // ExclusiveSum: only a primitive operator (cuda::std::plus) gets CUB's tuned policy for the
 // architecture (sm90_tuning in cub/device/dispatch/tuning/tuning_scan.cuh). On the raw pointers
 // where the input is the accumulator (float32, float64, int64: its vectorized, warp-transposed
-// loads; 0.875 ms against 1.018 through a functor and an iterator at 2^28 float32 on the H100,
-// benchmarks/NOTES.md, "Scan lab: the pipelined look-back: outcome"); through an iterator that
-// converts int32 to int64 otherwise (1.29 ms against 1.58 through the lab's functor at 2^28,
-// "Eighth session"), so the reference is CUB at its best. Max and min take the lab's
-// NaN-propagating operators through the same iterator (DeviceScan::InclusiveScan /
+// loads; 0.875 ms against 1.018 through a functor and an iterator at 2^28 float32 on the H100);
+// through an iterator that converts int32 to int64 otherwise (1.29 ms against 1.58 through the
+// lab's functor at 2^28; docs/labs/scan.md), so the reference is CUB at its best. Max and min take
+// the lab's NaN-propagating operators through the same iterator (DeviceScan::InclusiveScan /
 // ExclusiveScan, CUB's generic policy).
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>

@@ -1,6 +1,5 @@
-/* The scan lab's C ABI (LABS.md section 7, issue 11): scan (prefix sum, max, min), and stream
- * compaction (compact, nonzero). Every function returns a CUDA error code, as
- * cuda/core/gpulab_core.h says. */
+/* The scan lab's C ABI: scan (prefix sum, max, min), and stream compaction (compact, nonzero).
+ * Every function returns a CUDA error code, as cuda/core/gpulab_core.h says. */
 #ifndef GPULAB_CUDA_SCAN_H
 #define GPULAB_CUDA_SCAN_H
 

@@ -123,12 +123,12 @@ __global__ void __launch_bounds__(glc_tile_threads)
 
 // ---- variant 5's copies into shared memory (tools/emulate/scan.py has its own) ----
 
-// How the tile gets into shared memory. From sm_90, thread 0 issues one bulk copy of the whole
-// tile (the TMA: one request instead of a 16-byte cp.async a thread and round) that completes on
-// an mbarrier every thread waits on: 1.7% faster at 2^28 float32 on the H100, and steadier
-// (benchmarks/NOTES.md, "Seventh session"). Before, each thread cp.asyncs its own 16-byte
-// vectors (sm_80: L2 evict-first, as __ldcs: x is read once, the status words should stay) and
-// waits for them itself; before sm_80 a load and a shared store.
+// How the tile gets into shared memory. From sm_90, thread 0 issues one bulk copy of the whole tile
+// (the TMA: one request instead of a 16-byte cp.async a thread and round) that completes on an
+// mbarrier every thread waits on: 1.7% faster at 2^28 float32 on the H100, and steadier
+// (docs/labs/scan.md). Before, each thread cp.asyncs its own 16-byte vectors (sm_80: L2
+// evict-first, as __ldcs: x is read once, the status words should stay) and waits for them itself;
+// before sm_80 a load and a shared store.
 using stage_barrier = unsigned long long;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 constexpr bool stage_by_thread_0 = true;
@@ -216,10 +216,9 @@ __device__ __forceinline__ void stage_wait(stage_barrier *bar) {
 // Variant 5's tile: where input and accumulator are 4 bytes, 256 threads x 9 rounds of one
 // 16-byte vector (9216 a tile, 36 KiB, 6 a SM: 2% faster than 128 x 8, 4096, on the H100 at
 // 2^28 float32: the look-back's cost a tile is about fixed, so bigger tiles pay it less often;
-// 256 x 10 or 11 and 384 or 512 threads were slower, 128 x 18 level but at 78 registers,
-// benchmarks/NOTES.md, "Eighth session"); int32 summed into int64, 256 x 6 (6144 a tile, 24 KiB
-// staged, 48 registers, 5 a SM: 7% faster than 256 x 4 at 2^28, 256 x 8 unsteady, the same
-// session); 8-byte inputs 256 x 4 ("Scan lab: CUB's tile shape and a fair CUB rung").
+// 256 x 10 or 11 and 384 or 512 threads were slower, 128 x 18 level but at 78 registers);
+// int32 summed into int64, 256 x 6 (6144 a tile, 24 KiB staged, 48 registers, 5 a SM: 7% faster
+// than 256 x 4 at 2^28, 256 x 8 unsteady); 8-byte inputs 256 x 4 (docs/labs/scan.md).
 template <typename In, typename Acc>
 constexpr bool lookback_four_byte = sizeof(In) == 4 && sizeof(Acc) == 4;
 template <typename In, typename Acc>
@@ -274,16 +273,15 @@ __device__ __forceinline__ bool tile_is_staged(size_t begin, size_t n, bool vect
   return vector_ok && begin + S::tile <= n;
 }
 
-// Variant 5: the whole scan in one pass, a tile of shape S a block. The tile waits for its
-// prefix in shared memory, not in registers: thread 0 copies it there in bulk as soon as it has
-// its id (sm_90; before, each thread cp.asyncs its own vectors), every thread waits for the copy,
-// then goes over its rounds three times, a vector at a time: for the tile's aggregate, which
-// thread 0 publishes at once; for what comes before each of its groups; then, with the prefix,
-// for the writes. Few registers (32-40 instead of 48) let a SM hold 16 tiles of 12 KiB instead
-// of 10 while their look-backs wait: 0.827 ms against 0.95 at 2^28 float32 on the H100
-// (benchmarks/NOTES.md, "Sixth session"); the bulk copy and 13 tiles of 16 KiB took 2% more
-// ("Seventh session"), 6 of 36 KiB and the early aggregate 5% more ("Eighth session"). The
-// outputs' sums are glc_tile_scan's, in its order: the thread's run, the warp's shuffles, the
+// Variant 5: the whole scan in one pass, a tile of shape S a block. The tile waits for its prefix
+// in shared memory, not in registers: thread 0 copies it there in bulk as soon as it has its id
+// (sm_90; before, each thread cp.asyncs its own vectors), every thread waits for the copy, then
+// goes over its rounds three times, a vector at a time: for the tile's aggregate, which thread 0
+// publishes at once; for what comes before each of its groups; then, with the prefix, for the
+// writes. Few registers (32-40 instead of 48) let a SM hold 16 tiles of 12 KiB instead of 10 while
+// their look-backs wait: 0.827 ms against 0.95 at 2^28 float32 on the H100; the bulk copy and 13
+// tiles of 16 KiB took 2% more, 6 of 36 KiB and the early aggregate 5% more (docs/labs/scan.md).
+// The outputs' sums are glc_tile_scan's, in its order: the thread's run, the warp's shuffles, the
 // warps, the rounds; the aggregate's, tile_total's.
 template <typename Op, typename In, typename Acc, typename Status, typename S>
 __global__ void __launch_bounds__(S::threads, lookback_min_blocks<Op, In, Acc>())
@@ -321,8 +319,7 @@ __global__ void __launch_bounds__(S::threads, lookback_min_blocks<Op, In, Acc>()
   }
   // The tile's aggregate first, published before its rounds are scanned: the successors' walks
   // wait on it, and the scans' 5 dependent shuffles a round took ~2.5 us a tile among 48 warps
-  // a SM (publishing first: -3.4% at 2^28 float32 on the H100, benchmarks/NOTES.md, "Eighth
-  // session").
+  // a SM (publishing first: -3.4% at 2^28 float32 on the H100, docs/labs/scan.md).
   Acc thread_total = Op::template identity<Acc>();
 #pragma unroll
   for (int r = 0; r < S::rounds; ++r) {

@@ -14,12 +14,11 @@
 #include "ops.cuh"
 
 // The default tile: 256 threads, each holding `rounds` groups of one 16-byte vector: 16 floats
-// (4096 a tile) or 8 doubles. The prediction in benchmarks/NOTES.md ("scan lab") is that 16
-// 4-byte items a thread keep enough loads in flight per SM (8 blocks x 256 threads x 64 bytes =
-// 128 KiB) to stream at the copy rate on the H100. Every helper below takes the block's threads
-// and rounds as template parameters defaulting to these, so that one kernel (scan variant 5) can
-// try another shape (CUB's sm_90 scan tile: 128 threads x 24 floats) while the others compile to
-// the code they had.
+// (4096 a tile) or 8 doubles. The prediction is that 16 4-byte items a thread keep enough loads in
+// flight per SM (8 blocks x 256 threads x 64 bytes = 128 KiB) to stream at the copy rate on the
+// H100. Every helper below takes the block's threads and rounds as template parameters defaulting
+// to these, so that one kernel (scan variant 5) can try another shape (CUB's sm_90 scan tile: 128
+// threads x 24 floats) while the others compile to the code they had.
 constexpr int glc_tile_threads = 256;
 constexpr int glc_tile_warps = glc_tile_threads / 32;
 constexpr int glc_tile_rounds = 4;
@@ -267,7 +266,7 @@ __device__ Acc glc_look_back_walk(const Status &status, size_t tile, Acc aggrega
   // large grid, wait about an L2 write's latency before the first read, so that the tiles just
   // ahead have published, and sleep between reads. Reading at once and every 32 ns made 10 reads
   // a tile on the H100 at 2^28 float32, and the delays alone took 8% off the scan's time
-  // (benchmarks/NOTES.md, "Sixth session"). A small grid has few tiles to wait for: no delay.
+  // (docs/labs/scan.md). A small grid has few tiles to wait for: no delay.
   const bool polite = gridDim.x >= glc_look_back_delay_grid;
   if (polite) __nanosleep(glc_look_back_first_read_ns);
   Acc exclusive = identity;

@@ -16,8 +16,7 @@
 //                    the block writes them coalesced through shared memory.
 // ceil(log2(n / 2048)) passes, ping-ponging between a spare buffer and the output so that the
 // last lands in the output. Every pass reads and writes every key (and value) once: 8 B a 4-byte
-// key a pass, 8 x (1 + passes) B in all, O(n log n) bytes (benchmarks/NOTES.md, "Sort lab:
-// merge_path").
+// key a pass, 8 x (1 + passes) B in all, O(n log n) bytes (docs/labs/sort.md).
 #include "cuda/core/launch.cuh"
 #include "cuda/core/resources.cuh"
 #include "families.cuh"
@@ -25,8 +24,7 @@
 namespace {
 
 // 2048 keys a block: a pass's shared memory holds 16 KB of 8-byte keys and 16 KB of values, and
-// a thread's 8 merged keys and values stay in registers (30-48 of them, no spills). Not tuned
-// (benchmarks/NOTES.md, "Sort lab: merge_path").
+// a thread's 8 merged keys and values stay in registers (30-48 of them, no spills). Not tuned.
 constexpr int merge_block = 256;
 constexpr int merge_items = 8;
 constexpr unsigned merge_tile = merge_block * merge_items;

@@ -10,8 +10,8 @@
 //                      look-back (one thread a digit) and writes the tile out: neighbouring
 //                      threads write neighbouring addresses of one digit's run.
 // A pass reads the keys once and writes them once: 8 B a 4-byte key, plus 8 B a pass for 4-byte
-// values; with the histogram's read, 4 + 4 x 8 = 36 B a key for int32 (benchmarks/NOTES.md, "The
-// sort lab on the H100 (issue 12)": its figures and profiles).
+// values; with the histogram's read, 4 + 4 x 8 = 36 B a key for int32 (its figures and profiles:
+// docs/labs/sort.md).
 #include <cuda/atomic>
 
 #include <algorithm>
@@ -31,12 +31,12 @@ constexpr int onesweep_block = static_cast<int>(onesweep_radix);
 constexpr int onesweep_warps = onesweep_block / 32;
 
 // Keys a thread ranks: a tile is onesweep_block x items keys, as long as the tile's exchange (its
-// keys, then its values) and the rest (11 KiB) fit 48 KiB of static shared memory. Longer tiles
-// pay a tile's fixed costs (its id, publication, look-back, barriers) over more keys; CUB's sm_90
-// tile is 7680 keys of 4 bytes. 6144 keys of 4 bytes alone (24 KiB): 10% faster than 5120 at
-// 2^28 int32 on the H100 (benchmarks/NOTES.md, "Onesweep: ... the ranking's instructions"),
-// with 12 bytes of spill; 5120 with 4-byte values (20 KiB; at 24 their pass spills 40 bytes, not
-// measured), 3840 for 4-byte keys with 8-byte values (30 KiB), 2304 for 8-byte keys (18 KiB).
+// keys, then its values) and the rest (11 KiB) fit 48 KiB of static shared memory. Longer tiles pay
+// a tile's fixed costs (its id, publication, look-back, barriers) over more keys; CUB's sm_90 tile
+// is 7680 keys of 4 bytes. 6144 keys of 4 bytes alone (24 KiB): 10% faster than 5120 at 2^28 int32
+// on the H100 (docs/labs/sort.md), with 12 bytes of spill; 5120 with 4-byte values (20 KiB; at 24
+// their pass spills 40 bytes, not measured), 3840 for 4-byte keys with 8-byte values (30 KiB), 2304
+// for 8-byte keys (18 KiB).
 template <typename Key, typename Value, bool HasValues>
 struct onesweep_shape {
   static constexpr size_t widest = HasValues && sizeof(Value) > sizeof(Key) ? sizeof(Value)
@@ -47,7 +47,7 @@ struct onesweep_shape {
 
 constexpr int histogram_block = 512;
 // Predecessors a look-back step reads at once: 4 measured 7% faster than 1, 8 no faster (2^26
-// int32 keys, H100; benchmarks/NOTES.md).
+// int32 keys, H100; docs/labs/sort.md).
 constexpr int look_back_window = 4;
 // Blocks of onesweep_pass an SM holds. With __match_any_sync, 4 (64 registers a thread) measured
 // 8% faster than the 3 that 80 registers allow; with the ballots, 3 is 2% faster than 4, which
@@ -89,7 +89,7 @@ __device__ __forceinline__ unsigned digit_at(typename glc_sort_key<Dtype>::bits 
 // The lanes of the warp whose digit is d: one ballot a bit of the digit, each lane keeping the
 // ballot where its own bit is set and its complement where not. __match_any_sync in its place
 // held 58% of the pass's stall samples on the H100 (its result waited for by every item's rank;
-// benchmarks/NOTES.md). Written in PTX for sm_90, because nvcc made 7 instructions a bit of the
+// docs/labs/sort.md). Written in PTX for sm_90, because nvcc made 7 instructions a bit of the
 // C++ below (it tested each bit twice, once for the ballot and once for the select); the PTX
 // takes 3 (the 8 bit tests fold into one R2P), 25 instead of 54 for the 8 bits of an item's
 // digit, and the ranking is what the pass issues most of. The C++ is for the host emulation

@@ -22,7 +22,7 @@
 // key finds its place by a binary search in the other run (quicksort_merge_pass).
 // Bytes a level, 4-byte keys alone: the count reads the key (4 B), the scatter reads and writes
 // it (8 B): 12 B a key a level (8-byte values: 16 B more), ~1.2 log2(n / 2048) levels a key on
-// random input (benchmarks/NOTES.md, "Sort lab (issue 12)", quicksort).
+// random input (docs/labs/sort.md).
 #include "cuda/core/launch.cuh"
 #include "cuda/core/resources.cuh"
 #include "families.cuh"

@@ -18,11 +18,10 @@
 //  - Depth: CUDA nests at most 24 grids; at kMaxDepth a segment, whatever its length, is sorted
 //    by its block alone with a bitonic network in global memory (slow, but correct for any
 //    length), as is a side whose launch fails (the device runtime's launch pool full).
-// Sorted records end in buffer 0: a segment at depth d is read from buffer d % 2, partitioned
-// into the other, and the pivot and every finished side are written to buffer 0. Its cost
-// (benchmarks/NOTES.md, "quicksort_cdp"): the top segment is partitioned by one block on one SM,
-// so time grows with n at one SM's bandwidth; calls beyond GLC_SORT_QUICKSORT_CDP_MAX are
-// refused.
+// Sorted records end in buffer 0: a segment at depth d is read from buffer d % 2, partitioned into
+// the other, and the pivot and every finished side are written to buffer 0. Its cost
+// (docs/labs/sort.md): the top segment is partitioned by one block on one SM, so time grows with n
+// at one SM's bandwidth; calls beyond GLC_SORT_QUICKSORT_CDP_MAX are refused.
 //
 // Built with -rdc=true and device-linked against cudadevrt (setup.py: the *_cdp.cu files).
 #include "cuda/core/launch.cuh"
@@ -46,7 +45,7 @@ static_assert(kCounts % 32 == 0 && kTile < 65536, "counts are scanned 32 lanes w
 constexpr unsigned kSmall = 2048;
 // Grids at depths 0 (the host's) to 22: 23 nested, under CUDA's limit of 24. A balanced tree at
 // GLC_SORT_QUICKSORT_CDP_MAX needs log2(2^24 / kSmall) = 13 levels, but ninther trees simulated
-// over 2^24 random keys went 20 to 21 deep (benchmarks/NOTES.md): their tails are segments just
+// over 2^24 random keys went 20 to 21 deep (docs/labs/sort.md): their tails are segments just
 // over kSmall that split unevenly, cheap to sort by one block when one does reach the limit.
 constexpr int kMaxDepth = 22;
 constexpr int kGatherBlock = 256;

@@ -9,9 +9,9 @@
 //                     keys of its digit before it (a warp's peers by __match_any_sync, earlier
 //                     warps by a scan over the warps' digit counts) and writes it to its place.
 // A pass reads the keys twice and writes them once: 12 B a key for 4-byte keys, plus 16 B for
-// 8-byte values (benchmarks/NOTES.md, "Sort lab (issue 12)"). The scatter's writes land one
-// digit bucket per key, 256 buckets apart: not coalesced, the cost a local sort in shared memory
-// before the write (the next rung, onesweep) removes.
+// 8-byte values (docs/labs/sort.md). The scatter's writes land one digit bucket per key, 256
+// buckets apart: not coalesced, the cost a local sort in shared memory before the write (the next
+// rung, onesweep) removes.
 #include "cuda/core/launch.cuh"
 #include "cuda/core/resources.cuh"
 #include "families.cuh"

@@ -1,7 +1,7 @@
-/* The sort lab's C ABI (LABS.md section 7, issue 12): sort, argsort and sort_pairs, from a bitonic
- * network to an LSD radix sort and CUB. Every function returns a CUDA error code, as
- * cuda/core/gpulab_core.h says. The key order (glc_sort_order_bits) is shared with the CPU
- * variants (csrc/labs/sort/cpu.c), so that every variant orders keys as NumPy does. */
+/* The sort lab's C ABI: sort, argsort and sort_pairs, from a bitonic network to an LSD radix sort
+ * and CUB. Every function returns a CUDA error code, as cuda/core/gpulab_core.h says. The key order
+ * (glc_sort_order_bits) is shared with the CPU variants (csrc/labs/sort/cpu.c), so that every
+ * variant orders keys as NumPy does. */
 #ifndef GPULAB_CUDA_SORT_H
 #define GPULAB_CUDA_SORT_H
 
@@ -28,9 +28,8 @@ enum glc_sort_variant {
 #define GLC_SORT_BITONIC_MAX (1ull << 28)
 
 /* The quicksort with dynamic parallelism partitions the whole input with one block, so its time
- * grows with n at one SM's bandwidth (benchmarks/NOTES.md, "quicksort_cdp"), and its tree of
- * device launches must stay within the nesting depth and the launch pool it reserves. Longer
- * inputs are refused. */
+ * grows with n at one SM's bandwidth (docs/labs/sort.md), and its tree of device launches must stay
+ * within the nesting depth and the launch pool it reserves. Longer inputs are refused. */
 #define GLC_SORT_QUICKSORT_CDP_MAX (1ull << 24)
 
 /* Keys: GLC_I32, GLC_U32, GLC_I64, GLC_F32 or GLC_F64; n >= 1 of them at keys.

@@ -1,14 +1,14 @@
-// Conjugate gradients (S3 11.5, issue 14), the lab's entry point glc_cg: five rungs of the same
-// solve, from a kernel per operation on the CSR matrix with the scalars read back every iteration
-// to fused passes, one reduction point per iteration, and A stored by its diagonals with two
-// passes an iteration (cg_dia_kernels.cuh).
+// Conjugate gradients (S3 11.5), the lab's entry point glc_cg: five rungs of the same solve, from a
+// kernel per operation on the CSR matrix with the scalars read back every iteration to fused
+// passes, one reduction point per iteration, and A stored by its diagonals with two passes an
+// iteration (cg_dia_kernels.cuh).
 //
-// Byte model per iteration (benchmarks/NOTES.md, "Sparse lab: cg"): the SpMV reads the CSR
-// arrays and gathers p; each vector pass reads or writes n elements per vector it touches. The
-// dots accumulate in double whatever the dtype, in a fixed order (block partials, then one
-// block), so every variant but the merge path's atomics on rows cut between threads is
-// deterministic; rows of at most 7 nonzeros (the Poisson matrices) are cut in at most two parts,
-// and a sum of two parts onto zero does not depend on their order.
+// Byte model per iteration (docs/labs/sparse.md): the SpMV reads the CSR arrays and gathers p; each
+// vector pass reads or writes n elements per vector it touches. The dots accumulate in double
+// whatever the dtype, in a fixed order (block partials, then one block), so every variant but the
+// merge path's atomics on rows cut between threads is deterministic; rows of at most 7 nonzeros
+// (the Poisson matrices) are cut in at most two parts, and a sum of two parts onto zero does not
+// depend on their order.
 #include <algorithm>
 #include <cmath>
 #include <cstring>

@@ -1,8 +1,8 @@
 // SpMV variants 0-2 and 8 on the CSR arrays themselves, and the lab's entry point glc_spmv.
 //
-// Byte model (benchmarks/NOTES.md, "Sparse lab"): a CSR SpMV reads indptr (rows + 1 indices),
-// indices and data (nnz each) once, x at least once (cols elements; more where rows gather the
-// same x from DRAM again), and writes y (rows elements).
+// Byte model (docs/labs/sparse.md): a CSR SpMV reads indptr (rows + 1 indices), indices and data
+// (nnz each) once, x at least once (cols elements; more where rows gather the same x from DRAM
+// again), and writes y (rows elements).
 #include <climits>
 
 #include "kernels.cuh"
@@ -53,16 +53,15 @@ __global__ void spmv_csr_merge_path(long long rows, long long nnz, const I *indp
 }
 
 // A group of L lanes per row (L a power of two, 2..32; a warp holds 32 / L rows): lane j of the
-// group takes nonzeros j, j + L, ... like csr_vector's warp, but without csr_vector's idle lanes
-// at a mean row length of 5-15 (the power-law matrix runs every kernel of ours at ~0.85 ms, ~650
-// GB/s, cuSPARSE at 0.571 ms: benchmarks/NOTES.md, "Sparse lab and cg on the H100"). Each pass
-// takes kSubwarpUnroll strided nonzeros per lane and issues all their index and value loads, then
-// all their x gathers, before any FMA: up to 4 gathers of x in flight per lane where the other
-// kernels have one (col[j] then x[col[j]] is two dependent loads). Loads past the row's end are
-// predicated off, so a short row costs one pass and a long row (thousands of nonzeros) just
-// loops. The sum is a shuffle tree over the group's own lanes (its mask, width L); lane 0 writes
-// y, so an empty row writes 0. Sums in T, like the other CSR kernels. Registers (-Xptxas -v,
-// sm_90, no spills): benchmarks/NOTES.md, "Sparse lab: csr_subwarp".
+// group takes nonzeros j, j + L, ... like csr_vector's warp, but without csr_vector's idle lanes at
+// a mean row length of 5-15 (the power-law matrix runs every kernel of ours at ~0.85 ms, ~650 GB/s,
+// cuSPARSE at 0.571 ms: docs/labs/sparse.md). Each pass takes kSubwarpUnroll strided nonzeros per
+// lane and issues all their index and value loads, then all their x gathers, before any FMA: up to
+// 4 gathers of x in flight per lane where the other kernels have one (col[j] then x[col[j]] is two
+// dependent loads). Loads past the row's end are predicated off, so a short row costs one pass and
+// a long row (thousands of nonzeros) just loops. The sum is a shuffle tree over the group's own
+// lanes (its mask, width L); lane 0 writes y, so an empty row writes 0. Sums in T, like the other
+// CSR kernels. No spills on sm_90 (-Xptxas -v).
 constexpr int kSubwarpUnroll = 4;
 
 template <int L, typename I, typename T>
@@ -99,14 +98,14 @@ __global__ void spmv_csr_subwarp(long long rows, const I *indptr, const I *indic
 }
 
 // csr_subwarp's lanes per row when the call leaves it to the matrix (lanes 0): the power of two
-// nearest to half the mean row length (geometrically: the smallest L in 2..32 with
-// 2 sqrt(2) L >= mean), so that each lane of a row's group takes about two of its entries. On
-// the H100 (benchmarks/results/sparse_lab.json, e8cc1aa) the 5-point Laplacian (mean 5) ran in
-// 0.371 ms at L = 2, 0.499 at 4 and 0.884 at 8, and the power-law matrix (mean 15) in 0.704,
-// 0.651, 0.619, 0.618 and 0.865 ms at L = 2 to 32: short rows want few lanes (a group's idle
-// lanes cost as much as its busy ones), long ones enough lanes to keep their loads in flight.
-// This picks 2 and 8 for them (the rule before, the smallest power of two >= the mean, picked
-// 8 and 16). L = 2 up to mean 5, 4 up to 11, 8 up to 22, 16 up to 45, 32 past that.
+// nearest to half the mean row length (geometrically: the smallest L in 2..32 with 2 sqrt(2) L >=
+// mean), so that each lane of a row's group takes about two of its entries. On the H100
+// (benchmarks/results/sparse_lab.json) the 5-point Laplacian (mean 5) ran in 0.371 ms at L = 2,
+// 0.499 at 4 and 0.884 at 8, and the power-law matrix (mean 15) in 0.704, 0.651, 0.619, 0.618 and
+// 0.865 ms at L = 2 to 32: short rows want few lanes (a group's idle lanes cost as much as its busy
+// ones), long ones enough lanes to keep their loads in flight. This picks 2 and 8 for them (the
+// rule before, the smallest power of two >= the mean, picked 8 and 16). L = 2 up to mean 5, 4 up to
+// 11, 8 up to 22, 16 up to 45, 32 past that.
 inline int subwarp_lanes(long long rows, long long nnz) {
   if (rows <= 0) return 2;
   long long mean = (nnz + rows - 1) / rows;

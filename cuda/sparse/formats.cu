@@ -2,7 +2,7 @@
 // (two layouts), SELL-C-sigma or COO, then multiplied. The converted arrays live in
 // stream-ordered scratch freed at the end of the call: nothing is cached on the matrix, so each
 // call pays for its conversion (it reads the CSR arrays once and writes the format), and the
-// benchmark's byte model counts both (benchmarks/NOTES.md, "Sparse lab").
+// benchmark's byte model counts both (docs/labs/sparse.md).
 //
 // Padding slots hold the column -1 and the value 0 and are skipped: 0 * x[0] would turn an inf
 // or NaN of x[0] into a NaN that no other format produces.

@@ -1,8 +1,8 @@
-/* The sparse lab's C ABI (LABS.md section 9, issue 14): y = A x for a CSR matrix A, by the
- * ladder of formats S3 describes (CSR, ELL, SELL-C-sigma, COO) and cuSPARSE. Operands in device
- * memory; every function returns a CUDA error code, as cuda/core/gpulab_core.h says. The variant
- * ids below are shared by the ladder (csrc/labs/sparse/variants.c), the dispatch (csr.cu, spmm.cu,
- * cg.cu) and the CPU variants; tests/labs/test_sparse.py pins them. */
+/* The sparse lab's C ABI: y = A x for a CSR matrix A, by the ladder of formats S3 describes (CSR,
+ * ELL, SELL-C-sigma, COO) and cuSPARSE. Operands in device memory; every function returns a CUDA
+ * error code, as cuda/core/gpulab_core.h says. The variant ids below are shared by the ladder
+ * (csrc/labs/sparse/variants.c), the dispatch (csr.cu, spmm.cu, cg.cu) and the CPU variants;
+ * tests/labs/test_sparse.py pins them. */
 #ifndef GPULAB_CUDA_SPARSE_H
 #define GPULAB_CUDA_SPARSE_H
 

@@ -1,8 +1,8 @@
 // SpMM, C = A B with A in CSR and B dense (row-major, k columns): variants 0-1, and the entry
 // point glc_spmm.
 //
-// Byte model (benchmarks/NOTES.md, "Sparse lab"): A's arrays once, B once (cols x k values; rows
-// of B that several rows of A use are assumed to come from L2 after the first), C written once.
+// Byte model (docs/labs/sparse.md): A's arrays once, B once (cols x k values; rows of B that
+// several rows of A use are assumed to come from L2 after the first), C written once.
 #include "kernels.cuh"
 
 namespace {

@@ -8,7 +8,7 @@
 // (x, y) column and marches z_per_thread planes with the planes below and above in registers.
 // Where the rows are a multiple of 16 bytes and the grids 16-byte aligned (4096² and 512³ are),
 // the _wide kernels do the same with a vector of columns per thread.
-// Byte model (benchmarks/NOTES.md): u read, f read, u_new written, 3 x itemsize per cell.
+// Byte model (docs/labs/stencil.md): u read, f read, u_new written, 3 x itemsize per cell.
 #include "cuda/core/launch.cuh"
 #include "cuda/stencil/jacobi.cuh"
 #include "cuda/stencil/stencil.h"

@@ -1,10 +1,10 @@
 // Variant 2: temporal blocking. A block loads a 64 x 32 tile of u (and f for its cells, into
-// registers) once and runs `depth` sweeps on it in shared memory, the valid region shrinking by
-// one cell a sweep, then writes the (64 - 2 depth) x (32 - 2 depth) centre: depth sweeps for one
-// read of u and f and one write of u_new, the halo read again by the neighbouring blocks. Every
-// sweep is a full sweep of the grid (the result is the same as depth launches of the per-sweep
-// kernel), and the solver counts each as one. Byte model per pass (depth 4, f32): 2048 cells of
-// u and f read for 1344 written, about 16 bytes per output cell for 4 sweeps (benchmarks/NOTES.md).
+// registers) once and runs `depth` sweeps on it in shared memory, the valid region shrinking by one
+// cell a sweep, then writes the (64 - 2 depth) x (32 - 2 depth) centre: depth sweeps for one read
+// of u and f and one write of u_new, the halo read again by the neighbouring blocks. Every sweep is
+// a full sweep of the grid (the result is the same as depth launches of the per-sweep kernel), and
+// the solver counts each as one. Byte model per pass (depth 4, f32): 2048 cells of u and f read for
+// 1344 written, about 16 bytes per output cell for 4 sweeps (docs/labs/stencil.md).
 #include "cuda/core/launch.cuh"
 #include "cuda/stencil/jacobi.cuh"
 

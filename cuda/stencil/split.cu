@@ -127,7 +127,7 @@ __global__ void stencil_star(const T *__restrict__ u, T *__restrict__ out, int o
 // load instructions for the same bytes. It covers the whole grid, faces included: a neighbour
 // past a face comes through the policy (glc_map_index) once per thread and row, not per tap, so
 // the boundary kernel, the taps' upload and their launches are not needed. At 512^3 they cost
-// 0.09 ms beside the kernel's 0.41 (gpu_logs/wave3_2026-11-27/, benchmarks/NOTES.md).
+// 0.09 ms beside the kernel's 0.41 (docs/labs/stencil.md).
 template <typename T>
 __device__ __forceinline__ void load_wide_or_zero(const T *p, T (&v)[glc_vec16<T>::lanes]) {
   if (p != nullptr) {

@@ -1,9 +1,8 @@
-/* The stencil lab's C ABI (LABS.md section 8, issue 13): stencils of any small weights over 1D,
- * 2D and 3D grids with S3's boundary policies, and a Jacobi solver of the Poisson problem
- * -laplace(u) = f with Dirichlet boundaries. Operands are C-contiguous, in device memory (host
- * memory for the CPU variants); every function returns a CUDA error code, as
- * cuda/core/gpulab_core.h says. The variant ids below are shared by the ladders
- * (csrc/labs/stencil/variants.c), the dispatch and the CPU variants.
+/* The stencil lab's C ABI: stencils of any small weights over 1D, 2D and 3D grids with S3's
+ * boundary policies, and a Jacobi solver of the Poisson problem -laplace(u) = f with Dirichlet
+ * boundaries. Operands are C-contiguous, in device memory (host memory for the CPU variants); every
+ * function returns a CUDA error code, as cuda/core/gpulab_core.h says. The variant ids below are
+ * shared by the ladders (csrc/labs/stencil/variants.c), the dispatch and the CPU variants.
  *
  * Grids are always described as (nz, ny, nx), x fastest: a 2D grid is (1, ny, nx), a 1D grid
  * (1, 1, nx), with radius 0 along the axes it does not have. */

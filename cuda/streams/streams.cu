@@ -1,6 +1,6 @@
-// The streams lab (LABS.md section 4): copy/compute overlap over chunks and streams, concurrent
-// kernels, the cost of streams and events, CUDA graphs against plain launches, events across
-// streams (producer/consumer) and S2's row-split matvec over several streams.
+// The streams lab: copy/compute overlap over chunks and streams, concurrent kernels, the cost of
+// streams and events, CUDA graphs against plain launches, events across streams (producer/consumer)
+// and S2's row-split matvec over several streams.
 #include <cuda_runtime.h>
 
 #include <algorithm>

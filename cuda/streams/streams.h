@@ -1,4 +1,4 @@
-/* The streams lab's C ABI (LABS.md section 4): overlap, concurrency, graphs and events.
+/* The streams lab's C ABI: overlap, concurrency, graphs and events.
  * Every function returns a CUDA error code, as cuda/core/gpulab_core.h says. */
 #ifndef GPULAB_CUDA_STREAMS_H
 #define GPULAB_CUDA_STREAMS_H

@@ -1,5 +1,5 @@
-"""The concepts lab (issue 15): five ideas of the course texts as small ops whose results are
-checked against NumPy and whose effect is measured.
+"""The concepts lab: five ideas of the course texts as small ops whose results are checked against
+NumPy and whose effect is measured.
 
     gl.concepts.divergence(x, key)        # the same work branched per lane, half-warp, warp
     gl.concepts.warp_reduce(x, trials)    # S0's lockstep last warp: wrong block sums, counted

@@ -1,5 +1,5 @@
-"""The histogram lab (LABS.md section 7, issue 11): NumPy's np.histogram with equal bins, a
-bincount-like path for integer data, and S4 section 8's per-channel RGB histogram.
+"""The histogram lab: NumPy's np.histogram with equal bins, a bincount-like path for integer data,
+and S4 section 8's per-channel RGB histogram.
 
     counts, edges = gl.histogram(x, 256, range=(0.0, 1.0))   # like np.histogram
     counts, edges = gl.histogram(u8, 256)                    # bincount of bytes

@@ -1,4 +1,4 @@
-"""The image lab (LABS.md section 8, issue 13): 2-D filters on images and the Mandelbrot set.
+"""The image lab: 2-D filters on images and the Mandelbrot set.
 
     gl.gaussian(img, 2.0)                    # scipy.ndimage.gaussian_filter, per channel
     gl.box(img, 5)                           # scipy.ndimage.uniform_filter, per channel

@@ -1,5 +1,5 @@
-"""The dense linear algebra lab (LABS.md section 6, issue 10): matrix-vector and matrix-matrix
-products and the transpose, each as a ladder from S2's first loops to cuBLAS.
+"""The dense linear algebra lab: matrix-vector and matrix-matrix products and the transpose, each as
+a ladder from S2's first loops to cuBLAS.
 
     gl.matvec(A, x)              # A @ x, A (M, N) float32 or float64, x (N,)
     gl.matmul(A, B)              # A @ B, float32 (float64 on the CPU ladder and cuBLAS)

@@ -1,4 +1,4 @@
-"""The memory lab (issue 4): where the bytes go between host and device and inside the device.
+"""The memory lab: where the bytes go between host and device and inside the device.
 
     gl.memory.bandwidth_test("h2d", "pinned")   # gpulab's transfer path vs raw cudaMemcpy
     gl.memory.access_pattern()                   # S1's granularity kernels
@@ -67,7 +67,7 @@ def _wait_for_allocations():
     default stream of the raw cudaMemcpy rows does not wait for: until the library's stream has
     caught up, a raw copy could touch memory whose allocation (or an earlier user's free) is
     still pending there. compute-sanitizer's initcheck saw such a copy read "uninitialized"
-    memory (benchmarks/NOTES.md)."""
+    memory (docs/labs/memory.md)."""
     _core.synchronize()
 
 

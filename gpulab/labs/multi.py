@@ -1,4 +1,4 @@
-"""The multi lab (LABS.md section 11, issue 16): several GPUs, with NCCL doing the communication.
+"""The multi lab: several GPUs, with NCCL doing the communication.
 
     gl.devices()                           # the GPUs and their links; bandwidth=True measures
     gl.multi.reduce(x, op="sum")           # x split over every visible GPU, one NCCL all-reduce

@@ -1,5 +1,5 @@
-"""The n-body lab (LABS.md section 5, S0 ch. 7): softened all-pairs gravity and a leapfrog
-integrator, with the ladder of CUDA and CPU variants of ``gl.variants("nbody_accel")``.
+"""The n-body lab (S0 ch. 7): softened all-pairs gravity and a leapfrog integrator, with the ladder
+of CUDA and CPU variants of ``gl.variants("nbody_accel")``.
 
 Units and conventions:
 - Positions and velocities are (N, 3) float32 arrays, masses (N,) float32. float64 input is

@@ -1,5 +1,5 @@
-"""The reduce lab (LABS.md section 2): sum, min and max of a whole array, the ladder every seed
-teaches, from Harris's first kernel to CUB; and dot and norm2 on the lab's best path (S3)."""
+"""The reduce lab: sum, min and max of a whole array, the ladder every seed teaches, from Harris's
+first kernel to CUB; and dot and norm2 on the lab's best path (S3)."""
 
 import numpy as np
 

@@ -1,5 +1,4 @@
-"""The saxpy lab (LABS.md section 1): saxpy, the seeds' first kernel, and matadd, S0's first
-2-D launch."""
+"""The saxpy lab: saxpy, the seeds' first kernel, and matadd, S0's first 2-D launch."""
 
 import numpy as np
 

@@ -1,6 +1,5 @@
-"""The scan lab (LABS.md section 7, issue 11): prefix scans, from Hillis-Steele in one block to
-the single-pass decoupled look-back and CUB; and stream compaction (compact, nonzero) on the same
-tiles.
+"""The scan lab: prefix scans, from Hillis-Steele in one block to the single-pass decoupled
+look-back and CUB; and stream compaction (compact, nonzero) on the same tiles.
 
     gl.scan(x)                          # np.cumsum(x), on the GPU when there is one
     gl.scan(x, op="max")                # np.maximum.accumulate(x)

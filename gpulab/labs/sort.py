@@ -1,7 +1,6 @@
-"""The sort lab (LABS.md section 7, issue 12): a bitonic network, an LSD radix sort, a
-merge-path merge sort, a onesweep radix sort, a quicksort by scans and CUB's radix sort on the
-GPU, and S4's quicksort with dynamic parallelism (up to 2^24 keys); qsort and an OpenMP
-radix sort on the CPU.
+"""The sort lab: a bitonic network, an LSD radix sort, a merge-path merge sort, a onesweep radix
+sort, a quicksort by scans and CUB's radix sort on the GPU, and S4's quicksort with dynamic
+parallelism (up to 2^24 keys); qsort and an OpenMP radix sort on the CPU.
 
     gl.sort(x)                          # np.sort(x, kind="stable"), on the GPU when there is one
     gl.argsort(x)                       # np.argsort(x, kind="stable"), int64
@@ -34,7 +33,7 @@ EXPORTS = ("sort", "argsort", "sort_pairs")
 
 def _sort_cost(x, **_):
     # the least any sort moves: the keys read once and written once (a radix sort moves them
-    # once a pass; benchmarks/NOTES.md states the bytes per pass of each variant)
+    # once a pass; docs/labs/sort.md gives each variant's bytes a key)
     return Cost(bytes=2 * nbytes(x), flops=0)
 
 

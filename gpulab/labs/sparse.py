@@ -1,6 +1,6 @@
-"""The sparse lab (LABS.md section 9, issue 14): y = A x for a sparse matrix in CSR, by the
-ladder of formats S3 describes (CSR, ELL, SELL-C-sigma, COO) and cuSPARSE; C = A B for a dense
-row-major B; the format advice of S3 section 11.3; and the test matrices, all made in code.
+"""The sparse lab: y = A x for a sparse matrix in CSR, by the ladder of formats S3 describes (CSR,
+ELL, SELL-C-sigma, COO) and cuSPARSE; C = A B for a dense row-major B; the format advice of S3
+section 11.3; and the test matrices, all made in code.
 
     A = gl.CSR(scipy_matrix)                 # CSR, CSC or COO from scipy.sparse, converted
     A = gl.CSR(indptr, indices, data, shape) # or the three arrays (int32/int64, float32/float64)
@@ -218,7 +218,7 @@ class CSR:
     @property
     def max_row(self):
         # every spmv call passes it: kept, since a max over the rows costs milliseconds at 2^24
-        # rows, which the events around the call would count (benchmarks/NOTES.md)
+        # rows, which the events around the call would count (docs/labs/sparse.md)
         if self._max_row is None:
             lengths = self.row_lengths()
             self._max_row = int(lengths.max()) if lengths.size else 0
@@ -392,18 +392,18 @@ def sparse_format_advice(A):
 
 # ---------------------------------------------------------------- spmv
 
-# What each variant reads and writes beyond CSR SpMV's least traffic (benchmarks/NOTES.md,
-# "Sparse lab"): the in-call conversions read the CSR arrays and write their format, which the
-# product then reads instead of indptr/indices/data.
+# What each variant reads and writes beyond CSR SpMV's least traffic (docs/labs/sparse.md): the
+# in-call conversions read the CSR arrays and write their format, which the product then reads
+# instead of indptr/indices/data.
 _ELL = (3, 4)
 _SELL, _COO = 5, 6
 
 
 def spmv_bytes(A, variant_id=None):
-    """The bytes the variant moves for y = A x, under the byte model of benchmarks/NOTES.md:
+    """The bytes the variant moves for y = A x, under the lab's byte model (docs/labs/sparse.md):
     CSR variants read indptr, indices and data once, x once and write y; ELL and SELL also write
-    then read their padded arrays (ELL: rows x max_row slots of an index and a value), COO its
-    row array (nnz indices)."""
+    then read their padded arrays (ELL: rows x max_row slots of an index and a value), COO its row
+    array (nnz indices)."""
     A = _as_csr(A)
     rows, cols = A.shape
     i, v, nnz = A.index_dtype.itemsize, A.dtype.itemsize, A.nnz
@@ -487,7 +487,7 @@ def spmv(A, x, variant=None, block=None, stream=None, lanes=None):
 
 
 def spmm_bytes(A, k):
-    """The bytes of C = A B (B of k columns) under the byte model of benchmarks/NOTES.md: A's
+    """The bytes of C = A B (B of k columns) under the lab's byte model (docs/labs/sparse.md): A's
     arrays once, B once (cols x k values) and C written once (rows x k values)."""
     A = _as_csr(A)
     rows, cols = A.shape
@@ -575,13 +575,13 @@ def dia_offsets(A):
 
 
 def cg_iteration_bytes(A, jacobi=False, variant=None):
-    """The bytes one CG iteration must move at least, under the byte model of benchmarks/NOTES.md
-    ("Sparse lab: cg"): the SpMV's (spmv_bytes), and 8 vector passes of n values -- x and r read
-    and written, p read twice and written once, Ap read once (p.Ap fused into the SpMV, r.r into
-    r's update) -- plus 3 with Jacobi (its inverse diagonal read, z written and read). For
-    variant dia_fused (4, or its name), what its two passes move: its k diagonals of n values and
-    9 vector passes (z, p', x read and p, x, Ap written with the SpMV; r, Ap read and r written),
-    plus 2 with Jacobi (dinv read, z written)."""
+    """The bytes one CG iteration must move at least, under the lab's byte model
+    (docs/labs/sparse.md): the SpMV's (spmv_bytes), and 8 vector passes of n values -- x and r read
+    and written, p read twice and written once, Ap read once (p.Ap fused into the SpMV, r.r into r's
+    update) -- plus 3 with Jacobi (its inverse diagonal read, z written and read). For variant
+    dia_fused (4, or its name), what its two passes move: its k diagonals of n values and 9 vector
+    passes (z, p', x read and p, x, Ap written with the SpMV; r, Ap read and r written), plus 2 with
+    Jacobi (dinv read, z written)."""
     A = _as_csr(A)
     n, v = A.shape[0], A.dtype.itemsize
     if variant in (_CG_DIA, "dia_fused"):

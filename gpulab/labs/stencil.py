@@ -1,5 +1,5 @@
-"""The stencil lab (LABS.md section 8, issue 13): stencils over 1D, 2D and 3D grids with S3's
-boundary policies, and a Jacobi solver of the Poisson problem on the device.
+"""The stencil lab: stencils over 1D, 2D and 3D grids with S3's boundary policies, and a Jacobi
+solver of the Poisson problem on the device.
 
     gl.stencil(u, "laplace5")                          # 2D 5-point Laplacian, zero boundary
     gl.stencil(u, w, boundary="periodic")              # any (2r+1)^ndim weights, r = 1..4

@@ -1,4 +1,4 @@
-"""The streams lab (issue 4): what streams, events and graphs buy, measured.
+"""The streams lab: what streams, events and graphs buy, measured.
 
     gl.streams.overlap(n, chunks=8, streams=4, order="depth", intensity=k)
     gl.streams.concurrent_kernels(k=5, duration_ms=10)

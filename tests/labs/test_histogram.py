@@ -294,7 +294,7 @@ def test_too_many_bins_for_the_range(v):
 
 
 def test_ladder_numbering():
-    """LABS.md section 7's histogram ladder, by name and id."""
+    """The histogram ladder, by name and id."""
     assert [(v.id, v.name) for v in gl.variants("histogram")] == [
         (0, "global_atomics"), (1, "shared_privatized"), (2, "warp_aggregated"),
         (3, "lane_columns_vec16"), (4, "cub"), (100, "serial"), (101, "openmp_private")]

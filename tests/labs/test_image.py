@@ -242,7 +242,7 @@ def test_mariani_silver_is_the_algorithm_where_misled(v):
 @pytest.mark.parametrize("v", variant_params("mandelbrot", backend="cuda"))
 def test_mandelbrot_large_view(v):
     """The whole set at 2048^2, max 1024: per pixel equals the CPU's map; Mariani-Silver equals
-    the emulation of its border test on that map. On the H100 (26bfb2c) that differs from the
+    the emulation of its border test on that map. On the H100 that differs from the
     per-pixel map in 6 of 4194304 pixels, filaments that pass between the border's samples."""
     args = (2048, 2048, (-2.0, 0.5), (-1.25, 1.25), 1024)
     per_pixel = gl.mandelbrot(*args, variant="openmp")

@@ -420,7 +420,8 @@ def test_bad_tunable_values_are_refused_before_launch():
 
 
 def test_ladder_order_and_ids():
-    """cuda/linalg/linalg.h's numbering, which the notebook, the benchmarks and NOTES cite."""
+    """cuda/linalg/linalg.h's numbering, which the notebook, the benchmarks and
+    docs/labs/linalg.md cite."""
     def ids(op):
         return [(v.id, v.name) for v in gl.variants(op)]
 

@@ -1,8 +1,7 @@
-"""The multi lab (issue 16): NCCL found at run time or a clear error, arguments checked before
-anything runs, and, on GPUs, allreduce and the partitioned reduce against NumPy float64
-references for every op and dtype with uneven partitions, in one process and in two processes
-(one per GPU). With one GPU the degenerate cases run, and the tests that need two GPUs skip,
-saying so."""
+"""The multi lab: NCCL found at run time or a clear error, arguments checked before anything runs,
+and, on GPUs, allreduce and the partitioned reduce against NumPy float64 references for every op and
+dtype with uneven partitions, in one process and in two processes (one per GPU). With one GPU the
+degenerate cases run, and the tests that need two GPUs skip, saying so."""
 
 import math
 import multiprocessing

@@ -1,10 +1,9 @@
-"""gl.multi.jacobi and gl.multi.scaling (issue 16). Here without a GPU: every argument refused
-before any GPU work, the slab rule, and scaling's arithmetic, Table and plot with a fake fn. On
-GPUs: the multi-GPU solve is bitwise gl.jacobi's fused variant (u's bytes, the residuals'
-bytes, sweeps, converged) after 1, 2, check_every and an odd number of sweeps, 2D and 3D,
-float32 and float64, p2p and nccl, overlap on and off, uneven slabs; with one GPU the
-degenerate partition runs without NCCL. The tests that need two GPUs skip, saying what they
-could not check."""
+"""gl.multi.jacobi and gl.multi.scaling. Here without a GPU: every argument refused before any GPU
+work, the slab rule, and scaling's arithmetic, Table and plot with a fake fn. On GPUs: the multi-GPU
+solve is bitwise gl.jacobi's fused variant (u's bytes, the residuals' bytes, sweeps, converged)
+after 1, 2, check_every and an odd number of sweeps, 2D and 3D, float32 and float64, p2p and nccl,
+overlap on and off, uneven slabs; with one GPU the degenerate partition runs without NCCL. The tests
+that need two GPUs skip, saying what they could not check."""
 
 import subprocess
 import sys

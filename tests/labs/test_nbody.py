@@ -2,9 +2,9 @@
 record allows, at awkward N; the integrator's conservation of energy and momentum; the device
 path; argument errors; determinism.
 
-Energy test settings (documented in README and benchmarks/NOTES.md): a Plummer sphere in N-body
-units (G = M = 1, E = -1/4), softening eps = 0.05, leapfrog step dt = 1e-3, 1000 steps (about a
-third of a crossing time 2*sqrt(2)); relative drift |E(T) - E(0)| / |E(0)| <= 1e-3."""
+Energy test settings (documented in docs/labs/nbody.md): a Plummer sphere in N-body units
+(G = M = 1, E = -1/4), softening eps = 0.05, leapfrog step dt = 1e-3, 1000 steps (about a third of
+a crossing time 2*sqrt(2)); relative drift |E(T) - E(0)| / |E(0)| <= 1e-3."""
 
 import functools
 import itertools

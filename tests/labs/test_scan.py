@@ -369,7 +369,7 @@ def test_mixed_placement_is_refused():
 
 
 def test_ladder_order_and_ids():
-    """LABS.md section 7's numbering, which the notebook and NOTES cite."""
+    """cuda/scan/scan.h's numbering, which the notebook and docs/labs/scan.md cite."""
     assert [(v.id, v.name) for v in gl.variants("scan")] == [
         (0, "hillis_steele"), (1, "blelloch"), (2, "scan_then_propagate"),
         (3, "reduce_then_scan"), (4, "warp_shuffle"), (5, "decoupled_lookback"), (6, "cub"),

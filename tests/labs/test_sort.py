@@ -323,7 +323,7 @@ def test_mixed_placement_is_refused():
 
 
 def test_ladder_order_and_ids():
-    """The numbering the notebook and NOTES cite; the rest of issue 12's ladder is to come."""
+    """The numbering the notebook and docs/labs/sort.md cite."""
     for op in ("sort", "argsort", "sort_pairs"):
         assert [(v.id, v.name) for v in gl.variants(op)] == [
             (0, "bitonic"), (1, "lsd_radix"), (3, "merge_path"), (4, "onesweep"),

@@ -289,7 +289,8 @@ def test_byte_model_counts_each_format():
 
 
 def test_ladder_order_and_ids():
-    """cuda/sparse/sparse.h's numbering, which the notebook, the benchmarks and NOTES cite."""
+    """cuda/sparse/sparse.h's numbering, which the notebook, the benchmarks and
+    docs/labs/sparse.md cite."""
     assert [(v.id, v.name) for v in gl.variants("spmv")] == [
         (0, "csr_scalar"), (1, "csr_vector"), (2, "csr_merge_path"), (3, "ell_column_major"),
         (4, "ell_row_major"), (5, "sell_c_sigma"), (6, "coo_segmented"), (7, "cusparse"),

@@ -266,7 +266,7 @@ def test_1d_grids_take_one_row_of_threads():
 
 
 def test_ids_match_the_header():
-    """cuda/stencil/stencil.h's enums: the ladders' numbering (LABS.md section 8)."""
+    """cuda/stencil/stencil.h's enums: the ladders' numbering."""
     assert [(v.id, v.name) for v in gl.variants("stencil")] == [
         (0, "naive"), (1, "shared_tiles"), (2, "streaming"), (3, "interior_boundary"),
         (4, "hopper"), (100, "serial"), (101, "openmp_simd")]

@@ -4,7 +4,7 @@ and with cub::DeviceRadixSort::SortKeys in the same process, each timed by event
 with the L2 flushed before each (medians), after one run of ours checked against std::sort (in
 order and the same keys past 2^26). The runs alternate between the copies, twice, so that a
 drift of the clock shows. For trying one change to variant 4 at a time against the one before
-it (benchmarks/NOTES.md, "The sort lab on the H100"); sort_lab.py is the benchmark of record.
+it (docs/labs/sort.md); sort_lab.py is the benchmark of record.
 
     python3 tools/probe/onesweep_ab.py [--log2n 26 --log2n 28] [NAME=PATH ...]
 

@@ -5,7 +5,7 @@ but the rank end at a barrier, so they are the block's time, the rank thread 0's
 thread counts its look-back windows and waits; built with nvcc beside a small driver (onesweep_phases_main.cu)
 that sorts 2^k random int32 keys and prints each phase's share and the instrumented sort's time,
 to hold against the uninstrumented one (benchmarks/sort_lab.py): a probe for the tuning of
-variant 4 (benchmarks/NOTES.md, "The sort lab on the H100"), not a benchmark.
+variant 4 (docs/labs/sort.md), not a benchmark.
 
     python3 tools/probe/onesweep_phases.py [--log2n 26]
 """

@@ -6,8 +6,8 @@ over 9 runs with the L2 flushed before each (medians), after one run of ours and
 exactly against a host scan; then the same for int32 summed into int64. One line per (copy,
 size): ms, GB/s (one read of x and one write of y) and the fraction of the copy's GB/s. The runs
 alternate between the copies, twice, so that a drift of the clock shows. For trying a change to
-variant 5 against the kernel before it (first used for the pipelined look-back: benchmarks/
-NOTES.md, "Scan lab: the pipelined look-back"); scan_lab.py is the benchmark of record.
+variant 5 against the kernel before it (first used for the pipelined look-back:
+docs/labs/scan.md); scan_lab.py is the benchmark of record.
 
     python3 tools/probe/scan_ab.py [--log2n 26 --log2n 28] [--int32-log2n 28] [NAME=PATH ...]
 

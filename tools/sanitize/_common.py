@@ -97,7 +97,7 @@ def settle():
     stream or device synchronization; an event wait (all that .get() and the NumPy path do) is
     not one, and what is still unanalysed when the process ends is dropped: on the H100 a
     planted missing barrier went unreported until the drivers waited like this
-    (benchmarks/NOTES.md)."""
+    (docs/labs/concepts.md)."""
     gl.synchronize()
 
 

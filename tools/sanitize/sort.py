@@ -25,10 +25,10 @@ references()  # puts tests/ on the path
 from references import sort as ref  # noqa: E402
 
 SIZES = (1, 2, 33, 255, 256, 257, 2047, 2049, 3840, 5000, 100_003)
-# racecheck follows every shared-memory access of every block: over all the sizes it ran past 400
-# s on the H100 (2026-11-27, and 150 s a variant). It looks inside blocks, and at 5000 keys every
-# variant already runs several blocks, passes, merges or levels of the same code that 100_003
-# runs more of; the quicksort keeps its 40_000 keys of many levels.
+# racecheck follows every shared-memory access of every block: over all the sizes it ran past
+# 400 s on the H100 (150 s a variant). It looks inside blocks, and at 5000 keys every variant
+# already runs several blocks, passes, merges or levels of the same code that 100_003 runs more
+# of; the quicksort keeps its 40_000 keys of many levels.
 RACECHECK_SIZES = tuple(n for n in SIZES if n <= 5000)
 # Onesweep's tiles are 2304 to 6144 keys, and a tile with every key present runs code of its own
 # (no index tests): under racecheck it also sorts two whole tiles of keys alone and a part.

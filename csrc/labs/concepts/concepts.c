@@ -1,6 +1,6 @@
-/* The concepts lab's bindings (issue 15's concept demos): divergence, warp_reduce and lookup on
- * the core's placement (csrc/core/operands.h), counter on the shared reduction driver and sin on
- * the shared elementwise driver. */
+/* The concepts lab's bindings: divergence, warp_reduce and lookup on the core's placement
+ * (csrc/core/operands.h), counter on the shared reduction driver and sin on the shared elementwise
+ * driver. */
 #include <string.h>
 
 #include "cpu.h"

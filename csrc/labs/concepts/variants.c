@@ -1,5 +1,5 @@
-/* The concepts lab's ladders (issue 15's concept demos): divergence, warp_reduce, counter, sin and
- * lookup. Ids: cuda/concepts/concepts.h. */
+/* The concepts lab's ladders: divergence, warp_reduce, counter, sin and lookup. Ids:
+ * cuda/concepts/concepts.h. */
 #include "variants.h"
 
 #include "cuda/concepts/concepts.h"

@@ -1,8 +1,7 @@
-/* The histogram lab's bindings (LABS.md section 7, issue 11): histogram, its data range for
- * range=None, and histogram_rgb, on the core's placement (csrc/core/operands.h). The NumPy
- * semantics (the
- * range, the edges, the dtype rules of the float binning) are worked out in
- * gpulab/labs/histogram.py; these functions take the resulting numbers. */
+/* The histogram lab's bindings: histogram, its data range for range=None, and histogram_rgb, on the
+ * core's placement (csrc/core/operands.h). The NumPy semantics (the range, the edges, the dtype
+ * rules of the float binning) are worked out in gpulab/labs/histogram.py; these functions take the
+ * resulting numbers. */
 #include "cpu.h"
 #include "csrc/core/args.h"
 #include "csrc/core/errors.h"

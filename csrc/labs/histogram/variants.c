@@ -1,5 +1,4 @@
-/* The histogram lab's ladders (LABS.md section 7, issue 11): histogram and histogram_rgb. Ids:
- * cuda/histogram/histogram.h. */
+/* The histogram lab's ladders: histogram and histogram_rgb. Ids: cuda/histogram/histogram.h. */
 #include "variants.h"
 
 #include "cuda/histogram/histogram.h"

@@ -1,7 +1,7 @@
-/* The image lab's bindings (LABS.md section 8, issue 13): filter2d, gaussian and box (one
- * ladder of variants; gpulab/labs/image.py turns each op's arguments into weights) and
- * mandelbrot, on the shared operand placement (csrc/core/operands.h). Weights, shapes and what
- * each variant can do are checked here, before anything is allocated or launched. */
+/* The image lab's bindings: filter2d, gaussian and box (one ladder of variants;
+ * gpulab/labs/image.py turns each op's arguments into weights) and mandelbrot, on the shared
+ * operand placement (csrc/core/operands.h). Weights, shapes and what each variant can do are
+ * checked here, before anything is allocated or launched. */
 #include <string.h>
 
 #include "cpu.h"

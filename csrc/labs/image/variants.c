@@ -1,7 +1,7 @@
-/* The image lab's ladders (LABS.md section 8, issue 13): the 2-D filters, from every tap read
- * from global memory through texture reads and shared separable passes to one fused kernel, and
- * the Mandelbrot dwell map, per pixel and by Mariani-Silver (with dynamic parallelism, and with
- * a host-driven queue). Ids come from cuda/image/image.h's enums; the CPU's start at 100. */
+/* The image lab's ladders: the 2-D filters, from every tap read from global memory through texture
+ * reads and shared separable passes to one fused kernel, and the Mandelbrot dwell map, per pixel
+ * and by Mariani-Silver (with dynamic parallelism, and with a host-driven queue). Ids come from
+ * cuda/image/image.h's enums; the CPU's start at 100. */
 #include "variants.h"
 
 #include "cuda/image/image.h"

@@ -2,12 +2,11 @@
  * expanded for float and double, so that the loops see concrete types.
  *
  * Matvec, S2's ladder (task 1). The same loop at -O0, -O1, -O2 and -O3 comes from GCC's
- * function-level optimize attribute: one function per level, compiled as if the whole file had
- * that flag (objdump -d shows four different bodies: benchmarks/NOTES.md, "Linalg lab"). The
- * file itself is built at -O3 without -ffast-math, so no level reassociates the sum: the four
- * give the same sums, in the same order. S2 measured its unrolled loops without optimization;
- * so are they here (-O0), and their remainder loop starts where the unrolled one stopped (S2's
- * left `j` uninitialized). */
+ * function-level optimize attribute: one function per level, compiled as if the whole file had that
+ * flag (objdump -d shows four different bodies). The file itself is built at -O3 without
+ * -ffast-math, so no level reassociates the sum: the four give the same sums, in the same order. S2
+ * measured its unrolled loops without optimization; so are they here (-O0), and their remainder
+ * loop starts where the unrolled one stopped (S2's left `j` uninitialized). */
 #include "cpu.h"
 
 #include <stdint.h>

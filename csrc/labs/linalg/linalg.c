@@ -1,6 +1,5 @@
-/* The linalg lab's bindings (LABS.md section 6, issue 10): matvec, matmul and transpose, on the
- * shared operand placement (csrc/core/operands.h). Shapes are checked here, before anything is
- * allocated or launched. */
+/* The linalg lab's bindings: matvec, matmul and transpose, on the shared operand placement
+ * (csrc/core/operands.h). Shapes are checked here, before anything is allocated or launched. */
 #include <string.h>
 
 #include "cpu.h"

@@ -1,7 +1,7 @@
-/* The linalg lab's ladders (LABS.md section 6, issue 10): matvec, S2's ladder on the CPU and the
- * GPU up to cuBLAS's GEMV; matmul, from the naive kernel to warp tiling and cuBLAS, and one
- * tensor-core rung; transpose, from a copy (the ceiling) to wide tiles. Ids come from
- * cuda/linalg/linalg.h's enums; the CPU's start at 100. */
+/* The linalg lab's ladders: matvec, S2's ladder on the CPU and the GPU up to cuBLAS's GEMV; matmul,
+ * from the naive kernel to warp tiling and cuBLAS, and one tensor-core rung; transpose, from a copy
+ * (the ceiling) to wide tiles. Ids come from cuda/linalg/linalg.h's enums; the CPU's start at
+ * 100. */
 #include "variants.h"
 
 #include "cuda/linalg/linalg.h"
@@ -196,7 +196,7 @@ static const gl_variant matmul_variants[] = {
                 "2-4 stage cp.async pipeline with one barrier a slice, operands double-buffered "
                 "in registers; whole tiles copy whole slices without guards. Defaults: the "
                 "fastest of the 18 on the H100 at both 4096^3 and 8192^3, 4 warps, bk = 8, 2 "
-                "stages (0.97x cuBLAS in the grid of 5e0ccc8); bm = 256 is slower everywhere.",
+                "stages (0.97x cuBLAS); bm = 256 is slower everywhere.",
      .seed = "SGEMM_CUDA kernels 10-12; CUTLASS SIMT sgemm (sm_80)",
      .kernels = "sgemm_multistage",
      .dtypes = GL_DT(GLC_F32),

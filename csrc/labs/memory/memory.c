@@ -1,6 +1,6 @@
-/* The memory lab's bindings (LABS.md section 3): the measurements of cuda/memory/ and of cpu.c. The
- * Python module gpulab.memory validates the arguments, sweeps and builds the tables; these calls
- * take plain numbers and return samples. */
+/* The memory lab's bindings: the measurements of cuda/memory/ and of cpu.c. The Python module
+ * gpulab.memory validates the arguments, sweeps and builds the tables; these calls take plain
+ * numbers and return samples. */
 #include "cpu.h"
 #include "csrc/core/args.h"
 #include "csrc/core/devarray.h"

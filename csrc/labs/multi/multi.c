@@ -1,7 +1,7 @@
-/* The multi lab's bindings (LABS.md section 11, issue 16): NCCL opened at run time,
- * communicators, the all-reduce and the partitioned reduce, arrays on any device, and the
- * devices' topology. The Python module gpulab.multi finds NCCL, validates every argument before
- * it calls these, splits arrays and builds the tables; these check again what could crash. */
+/* The multi lab's bindings: NCCL opened at run time, communicators, the all-reduce and the
+ * partitioned reduce, arrays on any device, and the devices' topology. The Python module
+ * gpulab.multi finds NCCL, validates every argument before it calls these, splits arrays and builds
+ * the tables; these check again what could crash. */
 #include <string.h>
 
 #include "csrc/core/args.h"

@@ -1,6 +1,6 @@
-/* The CPU n-body variants (LABS.md section 5). Plain C, no Python. float32 positions (n x 3),
- * velocities (n x 3) and masses (n); eps2 > 0. Functions return 0, or -1 for an unknown variant
- * or when scratch memory cannot be allocated. */
+/* The CPU n-body variants. Plain C, no Python. float32 positions (n x 3), velocities (n x 3) and
+ * masses (n); eps2 > 0. Functions return 0, or -1 for an unknown variant or when scratch memory
+ * cannot be allocated. */
 #ifndef GPULAB_CPU_NBODY_H
 #define GPULAB_CPU_NBODY_H
 

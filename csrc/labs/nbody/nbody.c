@@ -1,7 +1,7 @@
-/* The n-body lab's bindings (LABS.md section 5): nbody_accel,
- * nbody_step and nbody_energy. Positions and velocities are (N, 3) float32, masses (N,) float32;
- * float64 is refused with a TypeError (the kernels are float32; a silent conversion would hide a
- * copy and a loss of precision). N = 0 gives empty results. */
+/* The n-body lab's bindings: nbody_accel, nbody_step and nbody_energy. Positions and velocities are
+ * (N, 3) float32, masses (N,) float32; float64 is refused with a TypeError (the kernels are
+ * float32; a silent conversion would hide a copy and a loss of precision). N = 0 gives empty
+ * results. */
 #include <float.h>
 #include <math.h>
 

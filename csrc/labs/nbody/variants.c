@@ -1,4 +1,4 @@
-/* The n-body lab's ladder (LABS.md section 5): nbody_accel, which nbody_step also runs. */
+/* The n-body lab's ladder: nbody_accel, which nbody_step also runs. */
 #include "variants.h"
 
 #define NB_BLOCKS_V5 \

@@ -1,5 +1,4 @@
-/* The reduce lab's bindings (LABS.md section 2): reduce, dot and norm2 on the shared reduction
- * driver. */
+/* The reduce lab's bindings: reduce, dot and norm2 on the shared reduction driver. */
 #include "cpu.h"
 #include "csrc/core/reduction.h"
 #include "cuda/reduce/reduce.h"

@@ -1,4 +1,4 @@
-/* The reduce lab's ladders (LABS.md section 2): reduce, and dot and norm2 on its best path. */
+/* The reduce lab's ladders: reduce, and dot and norm2 on its best path. */
 #include "variants.h"
 
 /* What S1's kernels can do: they finish with atomics, and CUDA's atomic min and max take

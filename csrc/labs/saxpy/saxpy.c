@@ -1,5 +1,5 @@
-/* The saxpy lab's bindings (LABS.md section 1): saxpy and S0's first 2-D launch, matadd, on the
- * shared elementwise driver. */
+/* The saxpy lab's bindings: saxpy and S0's first 2-D launch, matadd, on the shared elementwise
+ * driver. */
 #include "cpu.h"
 #include "csrc/core/args.h"
 #include "csrc/core/elementwise.h"

@@ -1,4 +1,4 @@
-/* The saxpy lab's ladders (LABS.md section 1): saxpy, and matadd, S0's first 2-D launch. */
+/* The saxpy lab's ladders: saxpy, and matadd, S0's first 2-D launch. */
 #include "variants.h"
 
 static const gl_variant saxpy_variants[] = {

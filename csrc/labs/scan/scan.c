@@ -1,8 +1,7 @@
-/* The scan lab's bindings (LABS.md section 7, issue 11): scan, compact and nonzero, on the core's
- * placement (csrc/core/operands.h). scan's result has x's length (x flattened); compact's and
- * nonzero's length is known only after the run: they are counted outputs, so that their device
- * path waits for the count (as torch.masked_select does) and returns an array of exactly that
- * length. */
+/* The scan lab's bindings: scan, compact and nonzero, on the core's placement
+ * (csrc/core/operands.h). scan's result has x's length (x flattened); compact's and nonzero's
+ * length is known only after the run: they are counted outputs, so that their device path waits for
+ * the count (as torch.masked_select does) and returns an array of exactly that length. */
 #include "cpu.h"
 #include "csrc/core/args.h"
 #include "csrc/core/operands.h"

@@ -1,6 +1,6 @@
-/* The scan lab's ladders (LABS.md section 7, issue 11): scan, from Hillis-Steele to the decoupled
- * look-back and CUB; compact and nonzero, from three passes to one and CUB. Ids come from
- * cuda/scan/scan.h's enums; the CPU's start at 100. */
+/* The scan lab's ladders: scan, from Hillis-Steele to the decoupled look-back and CUB; compact and
+ * nonzero, from three passes to one and CUB. Ids come from cuda/scan/scan.h's enums; the CPU's
+ * start at 100. */
 #include "variants.h"
 
 #include "cuda/scan/scan.h"

@@ -1,6 +1,6 @@
-/* The sort lab's bindings (LABS.md section 7, issue 12): sort, argsort and sort_pairs, on the
- * core's placement (csrc/core/operands.h). Keys are 1-D (NumPy's sort of an N-d array is along
- * its last axis, which this lab does not do); the results have the keys' length. */
+/* The sort lab's bindings: sort, argsort and sort_pairs, on the core's placement
+ * (csrc/core/operands.h). Keys are 1-D (NumPy's sort of an N-d array is along its last axis, which
+ * this lab does not do); the results have the keys' length. */
 #include "cpu.h"
 #include "csrc/core/args.h"
 #include "csrc/core/operands.h"

@@ -1,9 +1,8 @@
-/* The sort lab's ladder (LABS.md section 7, issue 12): a bitonic network, an LSD radix sort, a
- * merge-path merge sort, a onesweep radix sort, a quicksort by scans and CUB's radix sort, and
- * two CPU sorts. sort, argsort and sort_pairs run the same variants (keys alone, with their
+/* The sort lab's ladder: a bitonic network, an LSD radix sort, a merge-path merge sort, a onesweep
+ * radix sort, a quicksort by scans, S4's quicksort with dynamic parallelism and CUB's radix sort,
+ * and two CPU sorts. sort, argsort and sort_pairs run the same variants (keys alone, with their
  * indices, or with values), so the three ops share one table. Ids come from cuda/sort/sort.h's
- * enum; the CPU's start at 100. Still to come (issue 12): S4's quicksort with dynamic
- * parallelism. */
+ * enum; the CPU's start at 100. */
 #include "variants.h"
 
 #include "cuda/sort/sort.h"
@@ -57,7 +56,7 @@ static const gl_variant sort_variants[] = {
                 "digit's place after the earlier tiles by a decoupled look-back (a thread a "
                 "digit), sort the tile by digit in shared memory and write it out coalesced. "
                 "4 + 8 B a 4-byte key a pass: 36 B for int32. The default: 3.1x lsd_radix at "
-                "2^28 int32 on an H100, 1.19x cupy.sort, 2.45x torch.sort (benchmarks/NOTES.md).",
+                "2^28 int32 on an H100, 1.19x cupy.sort, 2.45x torch.sort.",
      .seed = "Adinets & Merrill 2022 (Onesweep)",
      .kernels = "onesweep_histogram onesweep_offsets onesweep_pass",
      .dtypes = SORT_DTYPES,

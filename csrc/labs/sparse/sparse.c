@@ -1,8 +1,8 @@
-/* The sparse lab's bindings (LABS.md section 9, issue 14): spmv, spmm and cg on the shared operand
- * placement (csrc/core/operands.h), the CSR matrix as its three arrays (data, indices, indptr: the
- * index arrays int32 or int64, their own dtype beside the data's). gpulab/labs/sparse.py's gl.CSR
- * checks the arrays' contents (offsets, column range) once, on construction; here the shapes and
- * dtypes are checked, before anything is allocated or launched. */
+/* The sparse lab's bindings: spmv, spmm and cg on the shared operand placement
+ * (csrc/core/operands.h), the CSR matrix as its three arrays (data, indices, indptr: the index
+ * arrays int32 or int64, their own dtype beside the data's). gpulab/labs/sparse.py's gl.CSR checks
+ * the arrays' contents (offsets, column range) once, on construction; here the shapes and dtypes
+ * are checked, before anything is allocated or launched. */
 #include <stdlib.h>
 #include <string.h>
 

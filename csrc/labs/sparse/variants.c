@@ -1,8 +1,8 @@
-/* The sparse lab's ladders (LABS.md section 9, issue 14): spmv from S3's thread per row through
- * the load-balanced merge path, the ELL, SELL-C-sigma and COO formats (converted from CSR inside
- * the call) and cuSPARSE; cg from S3's kernel-per-operation loop to fused and pipelined passes;
- * spmm from S3's block per row to a register tile and cuSPARSE; on the CPU, serial and OpenMP CSR.
- * Ids come from cuda/sparse/sparse.h's enums; the CPU's start at 100. */
+/* The sparse lab's ladders: spmv from S3's thread per row through the load-balanced merge path, the
+ * ELL, SELL-C-sigma and COO formats (converted from CSR inside the call) and cuSPARSE; cg from S3's
+ * kernel-per-operation loop to fused and pipelined passes; spmm from S3's block per row to a
+ * register tile and cuSPARSE; on the CPU, serial and OpenMP CSR. Ids come from
+ * cuda/sparse/sparse.h's enums; the CPU's start at 100. */
 #include "variants.h"
 
 #include "cuda/sparse/sparse.h"

@@ -1,6 +1,6 @@
-/* The stencil lab's bindings (LABS.md section 8, issue 13): the stencil and the Jacobi solver,
- * on the shared operand placement (csrc/core/operands.h). Shapes, weights and arguments are
- * checked here, before anything is allocated or launched. */
+/* The stencil lab's bindings: the stencil and the Jacobi solver, on the shared operand placement
+ * (csrc/core/operands.h). Shapes, weights and arguments are checked here, before anything is
+ * allocated or launched. */
 #include <math.h>
 
 #include "cpu.h"

@@ -1,7 +1,7 @@
-/* The stencil lab's ladders (LABS.md section 8, issue 13): the stencil from S3's naive kernel
- * through shared tiles with halos, 2.5D streaming and the interior/boundary split to a Hopper
- * rung; the Jacobi solver from a kernel per sweep to temporal blocking and a CUDA graph. Ids come
- * from cuda/stencil/stencil.h's enums; the CPU's start at 100. */
+/* The stencil lab's ladders: the stencil from S3's naive kernel through shared tiles with halos,
+ * 2.5D streaming and the interior/boundary split to a Hopper rung; the Jacobi solver from a kernel
+ * per sweep to temporal blocking and a CUDA graph. Ids come from cuda/stencil/stencil.h's enums;
+ * the CPU's start at 100. */
 #include "variants.h"
 
 #include "cuda/stencil/stencil.h"

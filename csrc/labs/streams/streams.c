@@ -1,5 +1,5 @@
-/* The streams lab's bindings (LABS.md section 4): the measurements of cuda/streams/. The Python
- * module gpulab.streams validates the arguments, repeats the runs and builds the tables. */
+/* The streams lab's bindings: the measurements of cuda/streams/. The Python module gpulab.streams
+ * validates the arguments, repeats the runs and builds the tables. */
 #include "csrc/core/args.h"
 #include "csrc/core/errors.h"
 #include "csrc/core/registry.h"

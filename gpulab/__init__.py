@@ -26,9 +26,9 @@ from .compare import compare
 from .inspection import inspect
 from .nvtx import nvtx_range
 from .provenance import driver_release
-from .registry import Variant, variants
+from .registry import Variant, VariantList, variants
 from .roofline_model import roofline
-from .sweep import SweepResults, sweep
+from .sweep import SweepResults, SweepSkippedWarning, sweep
 from .table import Table
 
 __version__ = "0.1.0"
@@ -49,9 +49,11 @@ def gpu_status():
 
 __all__ = [
     "CudaError", "NoDeviceError", "DeviceArray", "Stream", "Event", "elapsed_ms", "synchronize",
-    "build_info", "cuda_available", "gpu_status", "device_info", "to_device", "empty", "zeros", "as_device",
+    "build_info", "cuda_available", "gpu_status", "device_info", "to_device", "empty", "zeros",
+    "as_device",
     "from_dlpack", "pinned_empty", "pinned_usage", "pool_usage", "release_memory", "variants",
-    "Variant", "bench", "BenchResult", "sweep", "SweepResults", "ceilings", "Table", "inspect",
+    "Variant", "VariantList", "bench", "BenchResult", "sweep", "SweepResults",
+    "SweepSkippedWarning", "ceilings", "Table", "inspect",
     "nvtx_range", "store", "compare", "roofline",
 ]
 

@@ -10,9 +10,16 @@ benchmarks/results/*.json that holds BenchResult records) or a selection from th
 backend, device, dtype, size, commit, tag, since, until, run); ``store:`` alone selects every
 stored result. Where a selection holds a result more than once, the newest counts.
 
-Exit status: 0 when nothing regressed and no new result failed its check; 1 on a regression or
-a failed check; 2 on bad input (an unreadable file, no results, a bad selection or tolerance,
-or two sides with no result in common), with the reason on stderr.
+A change counts when a Mann-Whitney rank test on the per-run samples gives p < 1 - CONFIDENCE
+and the seeded bootstrap interval of the ratio of medians (at --confidence) lies wholly past
+its tolerance (the minimum effect: --time-tol, --rate-tol); the output gives each regression's
+and improvement's change with that interval and p, and notes a change past the tolerance that
+the runs cannot tell from noise.
+
+Exit status: 0 when nothing regressed (a change inside the noise is no regression) and no new
+result failed its check; 1 on a regression or a failed check; 2 on bad input (an unreadable
+file, no results, a bad selection, tolerance or confidence, or two sides with no result in
+common), with the reason on stderr.
 """
 
 import argparse
@@ -20,7 +27,7 @@ import json
 import sys
 
 from . import store
-from .compare import PERSIST, RATE_TOL, TIME_TOL, compare
+from .compare import CONFIDENCE, RATE_TOL, SEED, TIME_TOL, compare
 from .records import records_of
 
 STORE_PREFIX = "store:"
@@ -40,23 +47,30 @@ def main(argv=None) -> int:
     parser.add_argument("--store", metavar="PATH",
                         help="the store for store: selections (default: gpulab.store's)")
     parser.add_argument("--time-tol", type=float, default=100 * TIME_TOL, metavar="PCT",
-                        help="time tolerance in percent (default %(default)g)")
+                        help="the smallest change of the time that counts, in percent "
+                             "(default %(default)g)")
     parser.add_argument("--rate-tol", type=float, default=100 * RATE_TOL, metavar="PCT",
-                        help="GB/s or GFLOP/s tolerance in percent (default %(default)g)")
-    parser.add_argument("--persist", type=float, default=PERSIST, metavar="FRAC",
-                        help="fraction of the new runs that must be past a tolerance for a "
-                             "change to count (default %(default)g)")
+                        help="the smallest change of GB/s or GFLOP/s that counts, in percent "
+                             "(default %(default)g)")
+    parser.add_argument("--confidence", type=float, default=CONFIDENCE, metavar="FRAC",
+                        help="confidence of the bootstrap interval; the rank test's p must "
+                             "be below 1 - FRAC (default %(default)g)")
+    parser.add_argument("--seed", type=int, default=SEED,
+                        help="seed of the bootstrap (default %(default)d)")
     args = parser.parse_args(argv)
     for option, value in (("--time-tol", args.time_tol), ("--rate-tol", args.rate_tol)):
         if not 0 <= value < 100:
             return _bad(f"{option} is a percentage in [0, 100), got {value:g}")
-    if not 0 < args.persist <= 1:
-        return _bad(f"--persist is a fraction in (0, 1], got {args.persist:g}")
+    if not 0.5 <= args.confidence < 1:
+        return _bad(f"--confidence is a fraction in [0.5, 1), got {args.confidence:g}")
+    if args.seed < 0:
+        return _bad(f"--seed is an integer >= 0, got {args.seed}")
     try:
         base = read_side(args.base, "BASE", args.store)
         new = read_side(args.new, "NEW", args.store)
         result = compare(base, new, time_tol=args.time_tol / 100,
-                         rate_tol=args.rate_tol / 100, persist=args.persist)
+                         rate_tol=args.rate_tol / 100, confidence=args.confidence,
+                         seed=args.seed)
     except BadInput as e:
         return _bad(str(e))
     print(result)

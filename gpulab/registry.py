@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from . import _core
+from .table import html_table, text_table
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,59 @@ class Variant:
     def __str__(self):
         return f"{self.op}[{self.id}] {self.name} ({self.backend}): {self.summary}"
 
+    def _repr_html_(self):
+        """This variant's record as a two-column HTML table (Jupyter shows this)."""
+        rows = [[name, value] for name, value in _described(self).items()]
+        return html_table(["field", "value"], rows, caption=f"{self.op}[{self.id}] {self.name}")
+
+
+def _tunables_text(tunables):
+    """'block=64|128|256' per tunable, or '-'."""
+    parts = [f"{name}={'|'.join(str(v) for v in t.get('values', ()))}" if isinstance(t, dict)
+             and t.get("values") else name for name, t in tunables.items()]
+    return " ".join(parts) or "-"
+
+
+def _described(v: Variant) -> dict:
+    """The fields of v worth reading, as text, in reading order."""
+    out = {"op": v.op, "id": v.id, "name": v.name, "backend": v.backend,
+           "best": "yes" if v.best else "", "summary": v.summary, "seed": v.seed,
+           "tunables": _tunables_text(v.tunables), "dtypes": " ".join(v.dtypes)}
+    flags = [name for name in ("deterministic", "racy", "ceiling", "device_launches")
+             if getattr(v, name)]
+    out["flags"] = " ".join(flags)
+    if v.kernels:
+        out["kernels"] = " ".join(f"({k})" if k in v.sometimes else k for k in v.kernels)
+    if v.library:
+        out["library"] = v.library
+    return out
+
+
+# the columns of a ladder's table: what tells one rung from the next
+_LADDER_COLUMNS = ("op", "id", "name", "backend", "best", "tunables", "summary")
+
+
+class VariantList(list):
+    """A list of Variants (what gl.variants() returns): a list in every way, equal to a plain
+    list of the same Variants, that prints as a table of the ladder."""
+
+    def _rows(self):
+        columns = [c for c in _LADDER_COLUMNS if c != "op" or len({v.op for v in self}) > 1]
+        return columns, [[_described(v)[c] for c in columns] for v in self]
+
+    def __repr__(self):
+        if not self:
+            return "VariantList(empty)"
+        return text_table(*self._rows(), widest=72)
+
+    __str__ = __repr__
+
+    def _repr_html_(self):
+        """The ladder as an HTML table (Jupyter shows this)."""
+        ops = list(dict.fromkeys(v.op for v in self))
+        caption = f"{', '.join(ops)}: {len(self)} variants" if ops else "no variants"
+        return html_table(*self._rows(), caption=caption)
+
 
 def _kernel_lists(text):
     """{'kernels', 'sometimes'} from a table's kernel list, "a b (c) (d e)": every name, and the
@@ -74,11 +128,12 @@ _ALL = tuple(Variant(**{**d, "dtypes": tuple(d["dtypes"]),
              for d in _core.variants())
 
 
-def variants(op: Optional[str] = None) -> List[Variant]:
-    """Every variant of op (or of every op), in ladder order."""
+def variants(op: Optional[str] = None) -> VariantList:
+    """Every variant of op (or of every op), in ladder order, as a VariantList: a new list
+    each call, which prints (and shows in Jupyter) as a table."""
     if op is None:
-        return list(_ALL)
-    found = [v for v in _ALL if v.op == op]
+        return VariantList(_ALL)
+    found = VariantList(v for v in _ALL if v.op == op)
     if not found:
         raise ValueError(f"op: unknown op {op!r}; known: {', '.join(ops())}")
     return found

@@ -147,6 +147,11 @@ def save(results, path=None, tag: Optional[str] = None, meta: Optional[dict] = N
     records = records_of(results)
     if not records:
         return 0
+    for i, record in enumerate(records):
+        if record.result.variant is None:
+            raise TypeError(f"results[{i}] times a plain callable ({record.result.op!r}): the "
+                            f"store keys rows by op and variant; compare such timings with "
+                            f"gl.compare(base, new) directly")
     if any(not r.meta for r in records) and meta is None:
         meta = provenance.metadata({})
     runs = _group_by_provenance(records, meta or {})

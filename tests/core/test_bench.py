@@ -78,10 +78,8 @@ def test_bench_by_name_and_float64():
 
 def test_bench_refuses():
     a, x, y = saxpy_inputs(16, np.float32)
-    with pytest.raises(TypeError, match="not a gpulab op"):
-        gl.bench(len, x)
-    with pytest.raises(TypeError):
-        gl.bench(np.add, x, y)
+    with pytest.raises(TypeError, match="bench\\(\\) times a callable.*got int"):
+        gl.bench(42, x)
     with pytest.raises(ValueError):
         gl.bench(gl.saxpy, a, x, y, variant=100, repeat=0)
     with pytest.raises(ValueError):
@@ -216,8 +214,9 @@ def test_sweep_over_variants():
 def test_sweep_skips_what_the_op_refuses():
     a, x, y = saxpy_inputs(1000, np.float32)
     cpu = [v.id for v in gl.variants("saxpy") if v.backend == "cpu"]
-    res = gl.sweep(gl.saxpy, a, x, y, variant=cpu, block=[64], repeat=1, warmup=0,
-                   progress=False)
+    with pytest.warns(UserWarning, match="skipped"):
+        res = gl.sweep(gl.saxpy, a, x, y, variant=cpu, block=[64], repeat=1, warmup=0,
+                       progress=False)
     assert len(res) == 0
     assert [combo for combo, _ in res.skipped] == [{"variant": i, "block": 64} for i in cpu]
     assert all("block" in why for _, why in res.skipped)
@@ -228,6 +227,117 @@ def test_sweep_progress_goes_to_stderr(capsys):
     cpu = [v.id for v in gl.variants("saxpy") if v.backend == "cpu"]
     gl.sweep(gl.saxpy, a, x, y, variant=cpu, repeat=1, warmup=0, progress=True)
     assert capsys.readouterr().out == ""
+
+
+# ---------------------------------------------------------------- any callable
+
+
+def test_bench_times_a_plain_callable():
+    a = np.random.default_rng(1).random(20_000)
+    r = gl.bench(lambda: np.sort(a), budget_s=0.2)
+    assert isinstance(r, gl.BenchResult)
+    assert (r.op, r.variant, r.variant_name, r.backend, r.bound) == ("<lambda>", None, "",
+                                                                     "cpu", "")
+    assert r.timer == "perf_counter" and r.l2_flushed is False and r.peers == {}
+    assert len(r.samples) >= bench_module.MIN_REPEAT and all(s > 0 for s in r.samples)
+    assert r.min_ms == min(r.samples) <= r.median_ms <= r.max_ms == max(r.samples)
+    assert r.median_ms == float(np.median(r.samples))
+    # no cost model: no rates, rather than made-up ones
+    assert (r.bytes, r.flops, r.gbps, r.gflops, r.frac_copy, r.frac_fma) == (None,) * 6
+    assert r.unit is None and r.unit_rate is None
+    assert r.device == gl.ceilings("cpu")["device"]
+    assert "<lambda>" in str(r) and f"{r.median_ms:.4f} ms" in str(r) and "GB/s" not in str(r)
+    assert r.to_dict()["samples"] == r.samples
+    # it can be tabled beside gpulab's own results
+    assert f"{r.median_ms:.4f}" in results_table([r])
+
+
+def test_bench_passes_arguments_to_a_plain_callable():
+    a = np.random.default_rng(2).random(5000)
+    r = gl.bench(np.sort, a, kind="stable", budget_s=0.1)
+    assert (r.op, r.size, r.dtype, r.params) == ("sort", 5000, "float64", {"kind": "stable"})
+    # a gpulab CPU variant through a lambda is a plain callable too: times, no rates
+    b, x, y = saxpy_inputs(N, np.float32)
+    cpu = next(v for v in gl.variants("saxpy") if v.backend == "cpu")
+    r = gl.bench(lambda: gl.saxpy(b, x, y, variant=cpu.id), budget_s=0.1)
+    assert r.variant is None and r.gbps is None and r.median_ms > 0
+
+
+def counting(seconds=0.0):
+    """A callable that sleeps for seconds, and the list of the times it was called."""
+    import time
+    calls = []
+
+    def fn():
+        calls.append(time.perf_counter())
+        if seconds:
+            time.sleep(seconds)
+
+    return fn, calls
+
+
+def test_bench_keeps_within_its_budget():
+    import time
+    fn, calls = counting(0.005)
+    t0 = time.perf_counter()
+    r = gl.bench(fn, budget_s=0.3)
+    spent = time.perf_counter() - t0
+    # one untimed first call, then the budget; the last call may end within its own length
+    assert spent < 0.3 + 0.1, spent
+    assert spent > 0.3 * 0.8, spent  # and it is used: more samples pin the median better
+    assert bench_module.MIN_REPEAT <= len(r.samples) <= 0.3 / 0.005
+    assert len(calls) > len(r.samples)  # warm-up calls ran first, untimed
+    assert all(s >= 5.0 for s in r.samples)
+
+
+def test_repeat_caps_the_timed_calls_and_no_budget_means_exactly_repeat():
+    fn, calls = counting()
+    r = gl.bench(fn, repeat=7, budget_s=1.0)
+    assert len(r.samples) == 7
+    fn, calls = counting()
+    r = gl.bench(fn, repeat=4, warmup=2, budget_s=math.inf)
+    assert len(r.samples) == 4 and len(calls) == 1 + 2 + 4  # first call, warm-up, timed
+
+
+def test_a_call_longer_than_the_budget_still_gets_its_minimum_samples():
+    fn, calls = counting(0.03)
+    r = gl.bench(fn, budget_s=0.01)
+    assert len(r.samples) == bench_module.MIN_REPEAT
+    r = gl.bench(fn, budget_s=0.01, repeat=2)
+    assert len(r.samples) == 2
+
+
+def test_a_gpulab_op_under_a_budget():
+    a, x, y = saxpy_inputs(N, np.float32)
+    cpu = next(v for v in gl.variants("saxpy") if v.backend == "cpu")
+    r = gl.bench(gl.saxpy, a, x, y, variant=cpu.id, budget_s=0.1, repeat=10_000)
+    assert bench_module.MIN_REPEAT <= len(r.samples) < 10_000
+    assert r.gbps > 0 and r.bound == "memory"  # the op's own path: its cost model
+
+
+@pytest.mark.parametrize("options, words", [
+    ({"repeat": -1}, "repeat must be an integer >= 1"),
+    ({"repeat": 0}, "repeat must be an integer >= 1"),
+    ({"repeat": 2.5}, "repeat must be an integer >= 1"),
+    ({"warmup": -1}, "warmup must be an integer >= 0"),
+    ({"budget_s": 0}, "budget_s must be a positive number"),
+    ({"budget_s": -1.0}, "budget_s must be a positive number"),
+    ({"budget_s": "1s"}, "budget_s must be a positive number"),
+    ({"peers": True}, "not a gpulab op"),
+])
+def test_bench_refuses_bad_options_for_any_callable(options, words):
+    fn, calls = counting()
+    with pytest.raises(ValueError, match=words):
+        gl.bench(fn, **options)
+    assert calls == []  # refused before anything ran
+
+
+def test_bench_refuses_what_is_not_callable_and_passes_the_callable_errors_on():
+    for thing in (None, "np.sort", np.zeros(3)):
+        with pytest.raises(TypeError, match="bench\\(\\) times a callable"):
+            gl.bench(thing)
+    with pytest.raises(ZeroDivisionError):
+        gl.bench(lambda: 1 / 0)
 
 
 # ---------------------------------------------------------------- on the GPU
@@ -270,6 +380,30 @@ def test_bench_peers():
         assert p["median_ms"] > 0 and p["speedup"] > 0 and p["gbps"] > 0
         assert math.isclose(p["speedup"], p["median_ms"] / r.median_ms, rel_tol=1e-9)
         assert p["version"]
+
+
+@pytest.mark.gpu
+def test_bench_a_plain_callable_on_device_arrays_uses_events():
+    a, x, y = saxpy_inputs(1 << 20, np.float32)
+    dx, dy = gl.to_device(x), gl.to_device(y)
+    r = gl.bench(lambda: gl.saxpy(a, dx, dy), budget_s=0.2)
+    assert (r.backend, r.timer, r.l2_flushed) == ("cuda", "cuda-events", True)
+    assert r.device == gl.device_info()["name"] and r.gbps is None
+    r = gl.bench(lambda: gl.saxpy(a, x, y), budget_s=0.2)  # NumPy in: the host's clock
+    assert (r.backend, r.timer) == ("cpu", "perf_counter")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+def test_bench_a_peer_library_call_on_its_current_stream(library):
+    lib = pytest.importorskip(library)
+    if not gl_peers.available(library):
+        pytest.skip(f"{library} sees no GPU")
+    x = np.random.default_rng(0).random(1 << 20).astype(np.float32)
+    d = lib.asarray(x) if library == "cupy" else lib.from_numpy(x).cuda()
+    r = gl.bench(lambda: lib.sort(d), budget_s=0.2)
+    assert (r.backend, r.timer, r.op) == ("cuda", "cuda-events", "<lambda>")
+    assert r.median_ms > 0 and len(r.samples) >= 5
 
 
 @pytest.mark.gpu

@@ -366,3 +366,9 @@ def test_concurrent_writers_lose_nothing(tmp_path):
         tagged = store.load(path, tag=f"w{w}")
         assert {r.result.params["writer"] for r in tagged} == {w}
         assert len({r.meta["run"] for r in tagged}) == saves  # one run per save
+
+
+def test_a_plain_callable_s_timing_is_refused_with_the_reason(tmp_path):
+    result = gl.bench(lambda: sum(range(100)), budget_s=0.05)
+    with pytest.raises(TypeError, match="plain callable"):
+        gl.store.save([result], path=str(tmp_path / "results.db"))

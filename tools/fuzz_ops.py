@@ -1,5 +1,5 @@
 """Argument fuzz of every gpulab op: random calls, most of them with wrong arguments, from which
-only the outcomes that DESIGN.md documents may come out.
+only the outcomes that the contract (CONTRIBUTING.md, The rules) allows may come out.
 
     python3 tools/fuzz_ops.py --calls 100000 --seed 1         # from the repository root
     python3 tools/fuzz_ops.py --seed 1 --start 4711 --calls 1 -v   # replays call 4711 alone

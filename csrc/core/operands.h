@@ -1,5 +1,5 @@
-/* Operand placement for ops of several arrays in and out, written once (STYLE.md: placement was
- * written per lab). The four ways every op of gpulab runs (DESIGN.md): a CPU variant on NumPy
+/* Operand placement for ops of several arrays in and out, written once (it used to be
+ * written per lab). The four ways every op of gpulab runs (README.md): a CPU variant on NumPy
  * arrays (run on the host, the GIL released for large calls); a CUDA variant on NumPy arrays
  * (copied to the device, run, the outputs copied back and waited for); a CUDA variant on device
  * arrays (asynchronous on the stream, DeviceArrays out); and the refused one, a CPU variant on

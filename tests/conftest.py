@@ -68,6 +68,15 @@ def _shard(items):
     items[:] = [item for i, item in enumerate(items) if i % n == k]
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one worker a core without a GPU, where the suite is CPU-bound (the kernel
+    emulations); one with a GPU, so that timing tests do not share the device.
+    GPULAB_TEST_WORKERS overrides both."""
+    if os.environ.get("GPULAB_TEST_WORKERS"):
+        return int(os.environ["GPULAB_TEST_WORKERS"])
+    return 1 if GPU else (os.cpu_count() or 1)
+
+
 def pytest_collection_modifyitems(config, items):
     _shard(items)
     if GPU:

@@ -22,6 +22,7 @@
 #include <memory>
 #include <numeric>
 #include <random>
+#include <csetjmp>
 #include <string>
 #include <ucontext.h>
 #include <vector>
@@ -45,8 +46,13 @@
 // aggregate.
 dim3 threadIdx, blockIdx, blockDim, gridDim;
 constexpr unsigned kFibers = 1024, kSlots = 4;
+// A fiber starts on its own stack through makecontext/swapcontext once; after that, fibers and
+// the scheduler switch with _setjmp/_longjmp, which save no signal mask: swapcontext's two
+// sigprocmask system calls a switch took half of the emulation's time.
 struct Fiber {
   ucontext_t context;
+  jmp_buf jump;
+  bool started = false;
   std::vector<char> stack = std::vector<char>(64 << 10);
   std::function<void()> body;
   unsigned thread = 0, block = 0, slot = 0;
@@ -54,6 +60,7 @@ struct Fiber {
 };
 std::vector<Fiber> emu_fibers(kFibers);
 ucontext_t emu_scheduler;
+jmp_buf emu_scheduler_jump;
 unsigned emu_current, emu_slot;
 long emu_errors = 0;
 long emu_moves = 0;   // arrivals at barriers and fibers finished: a round without one is a deadlock
@@ -68,7 +75,7 @@ void emu_enter(unsigned fiber) {
 
 void emu_yield() {
   const unsigned me = emu_current;
-  swapcontext(&emu_fibers[me].context, &emu_scheduler);
+  if (!_setjmp(emu_fibers[me].jump)) _longjmp(emu_scheduler_jump, 1);
   emu_enter(me);  // the scheduler moved the globals to other fibers meanwhile
 }
 
@@ -230,8 +237,9 @@ struct GlcDeviceBuffer {
 
 void emu_fiber_entry() {
   emu_fibers[emu_current].body();
-  emu_fibers[emu_current].done = true;  // then back to the scheduler through uc_link
+  emu_fibers[emu_current].done = true;
   ++emu_moves;
+  _longjmp(emu_scheduler_jump, 1);  // never returns: uc_link's context would be stale
 }
 
 // Runs `count` fibers round-robin, from `first` on, until all have returned; false for a round
@@ -241,6 +249,7 @@ bool emu_run(unsigned count, unsigned first) {
   for (unsigned f = 0; f < count; ++f) {
     Fiber &fiber = emu_fibers[f];
     fiber.done = false;
+    fiber.started = false;
     getcontext(&fiber.context);
     fiber.context.uc_stack.ss_sp = fiber.stack.data();
     fiber.context.uc_stack.ss_size = fiber.stack.size();
@@ -255,7 +264,11 @@ bool emu_run(unsigned count, unsigned first) {
       if (emu_fibers[f].done) continue;
       all_done = false;
       emu_enter(f);
-      swapcontext(&emu_scheduler, &emu_fibers[f].context);
+      if (!_setjmp(emu_scheduler_jump)) {
+        if (emu_fibers[f].started) _longjmp(emu_fibers[f].jump, 1);
+        emu_fibers[f].started = true;
+        swapcontext(&emu_scheduler, &emu_fibers[f].context);
+      }
     }
     if (all_done) return true;
     if (emu_moves == moves) return false;

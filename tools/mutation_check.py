@@ -399,7 +399,8 @@ def build(tree, log):
         f.write(done.stdout + done.stderr)
     if done.returncode:
         raise RuntimeError(f"build of {tree} failed; see {log}")
-    return seconds, done.stdout.count("nvcc ")
+    # setup.py's progress: one "[k/N] path (s)" line on stderr for each file it compiled
+    return seconds, len(re.findall(r"^\[\d+/\d+\] cuda/\S+\.cu ", done.stderr, re.M))
 
 
 def core_mtime(tree):

@@ -51,11 +51,7 @@ class Table(list):
         if not self:
             return "Table(empty)"
         cols = self.columns
-        cells = [[_cell(r[c]) if c in r else "" for c in cols] for r in self]
-        widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
-        lines = ["  ".join(c.rjust(w) for c, w in zip(cols, widths))]
-        lines += ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in cells]
-        return "\n".join(lines)
+        return text_table(cols, [[r[c] if c in r else "" for c in cols] for r in self])
 
 
 def _cell(value):

@@ -8,9 +8,9 @@ import re
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DOCS = ["README.md", "CONTRIBUTING.md"] + [
-    os.path.join("docs", d, f) for d in ("", "labs")
-    for f in sorted(os.listdir(os.path.join(ROOT, "docs", d))) if f.endswith(".md")]
+DOCS = ["README.md", "CONTRIBUTING.md"] + sorted(
+    os.path.relpath(os.path.join(folder, f), ROOT)
+    for folder, _, files in os.walk(os.path.join(ROOT, "docs")) for f in files if f.endswith(".md"))
 # Names of files that live outside this repository, and diary that has no place in a manual.
 OUTSIDE = re.compile(r"LABS\.md|ANCHORS\.md|DESIGN\.md|STYLE\.md|NOTES\.md|\.\./shared|/work/")
 DIARY = re.compile(r"\bissues? \d+\b|\b[0-9a-f]{7,40}\b(?=[),;: ]|$)|\b20\d\d-\d\d-\d\d\b")
@@ -52,10 +52,11 @@ def test_links_and_names_stay_inside_the_repository(name):
     assert not OUTSIDE.findall(text), f"{name} names {OUTSIDE.findall(text)}"
     folder = os.path.dirname(os.path.join(ROOT, name))
     for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
-        if re.match(r"[a-z]+://", target):
+        if re.match(r"[a-z]+:", target):  # a web address or mailto:
             continue
         path = os.path.normpath(os.path.join(folder, target))
-        assert path.startswith(ROOT) and os.path.exists(path), f"{name}: {target} does not resolve"
+        assert path.startswith(ROOT + os.sep) and os.path.exists(path), \
+            f"{name}: {target} does not resolve"
 
 
 def test_every_lab_has_a_page_that_readme_links():

@@ -25,9 +25,6 @@ class Variant:
     # a deliberate data race (the concepts lab's demos): results vary, within bounds, and the
     # sanitizer runs that must come out clean leave it to its lab's driver
     racy: bool = False
-    # not the op but the ceiling it is measured against (the linalg lab's copy beside transpose):
-    # its result is the input's bytes, in order, in the output's shape
-    ceiling: bool = False
     # launches kernels from the device (CUDA dynamic parallelism), which compute-sanitizer's
     # initcheck, racecheck and synccheck do not follow: the sanitizer runs give it to memcheck
     device_launches: bool = False
@@ -72,7 +69,7 @@ def _described(v: Variant) -> dict:
     out = {"op": v.op, "id": v.id, "name": v.name, "backend": v.backend,
            "best": "yes" if v.best else "", "summary": v.summary, "seed": v.seed,
            "tunables": _tunables_text(v.tunables), "dtypes": " ".join(v.dtypes)}
-    flags = [name for name in ("deterministic", "racy", "ceiling", "device_launches")
+    flags = [name for name in ("deterministic", "racy", "device_launches")
              if getattr(v, name)]
     out["flags"] = " ".join(flags)
     if v.kernels:

@@ -188,6 +188,19 @@ def variant_label(row):
     return f"{ident} `{name}`" if ident is not None else f"`{name}`"
 
 
+def current_rungs(rows, op):
+    """rows without those of variants that op's ladder no longer has: a results file measured
+    before a rung left the ladder keeps its rows, and a page shows only what gl.variants(op)
+    lists. Rows as they are where gpulab cannot be imported (--charts-only, whose charts draw
+    no removed rung)."""
+    try:
+        import gpulab as gl
+    except ImportError:
+        return rows
+    names = {v.name for v in gl.variants(op)}
+    return [r for r in rows if r["variant"] in names]
+
+
 def peer_columns(rows):
     """The "vs cupy" / "vs torch" columns of the peers some row was compared with."""
     return [(f"vs {p}", lambda r, p=p: ratio(r.get(f"over_{p}")))
@@ -509,11 +522,12 @@ def sort_lab(results, meta):
 
 
 def linalg_lab(results, meta):
-    tables, _ = ladder_tables(results["matvec"], lambda r: f"matvec, {r['dtype']}, "
+    tables, _ = ladder_tables(current_rungs(results["matvec"], "matvec"),
+                              lambda r: f"matvec, {r['dtype']}, "
                               f"{r['m']}x{r['n']}", variant_label, "gbps", "GB/s",
                               ("frac_copy", "of copy"))
     # 1024^3 is launch-bound; the targets are stated at 4096^3 and 8192^3
-    big = [r for r in results["matmul"] if r["m"] >= 4096]
+    big = [r for r in current_rungs(results["matmul"], "matmul") if r["m"] >= 4096]
     fma = ("FMA loop", results["fma_gflops"])
     more, charts = ladder_tables(big, lambda r: f"matmul, float32, {r['m']}^3", variant_label,
                                  "gflops", "GFLOP/s", ("frac_fma", "of FMA"),
@@ -523,7 +537,8 @@ def linalg_lab(results, meta):
     # cuBLAS is the peer here: CuPy and PyTorch call it too
     charts[0].refs = {"FMA loop": fma[1], "cuBLAS": cublas["gflops"]}
     charts[0].bars = [b for b in charts[0].bars if "tf32" not in b[0]]  # other units of work
-    trans, _ = ladder_tables(results["transpose"], lambda r: f"transpose, float32, "
+    trans, _ = ladder_tables(current_rungs(results["transpose"], "transpose"),
+                             lambda r: f"transpose, float32, "
                              f"{r['rows']}x{r['cols']}",
                              lambda r: variant_label(r) + (f" tile {r['tile']}" if r.get("tile")
                                                            else ""),

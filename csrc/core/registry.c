@@ -217,14 +217,13 @@ static PyObject *variant_dict(const gl_lab *lab, const gl_ladder *ladder, const 
     Py_XDECREF(support);
     return NULL;
   }
-  return Py_BuildValue("{s:s,s:s,s:i,s:s,s:s,s:s,s:s,s:N,s:N,s:N,s:O,s:O,s:O,s:O,s:O,s:z,s:z}",
-                       "lab", lab->name, "op", ladder->op, "id", v->id, "name", v->name, "backend",
+  return Py_BuildValue("{s:s,s:s,s:i,s:s,s:s,s:s,s:s,s:N,s:N,s:N,s:O,s:O,s:O,s:O,s:z,s:z}", "lab",
+                       lab->name, "op", ladder->op, "id", v->id, "name", v->name, "backend",
                        v->backend == GL_BACKEND_CUDA ? "cuda" : "cpu", "summary", v->summary,
                        "seed", v->seed, "tunables", tunables, "dtypes", dtypes, "support", support,
                        "best", (v->flags & GL_BEST) ? Py_True : Py_False, "deterministic",
                        (v->flags & GL_DETERMINISTIC) ? Py_True : Py_False, "racy",
-                       (v->flags & GL_RACY) ? Py_True : Py_False, "ceiling",
-                       (v->flags & GL_CEILING) ? Py_True : Py_False, "device_launches",
+                       (v->flags & GL_RACY) ? Py_True : Py_False, "device_launches",
                        (v->flags & GL_DEVICE_LAUNCHES) ? Py_True : Py_False, "kernels", v->kernels,
                        "library", v->library);
 }

@@ -16,10 +16,9 @@ typedef enum { GL_BACKEND_CUDA = 0, GL_BACKEND_CPU = 1 } gl_backend;
  * from run to run and lie only within bounds; the sanitizer runs that must come out clean skip it,
  * and its lab's driver shows that racecheck reports it where it can see it (shared memory). */
 #define GL_RACY (1u << 2)
-/* Not the op: the fastest way to move the op's bytes (the linalg lab's copy, the ceiling a
- * transpose is measured against). Its result is the input's bytes, in order, in the output's
- * shape; the registry-driven tests check that instead of the op's reference. */
-#define GL_CEILING (1u << 3)
+/* Every variant computes its op (the registry-driven tests hold each to the op's reference): a
+ * ceiling an op is measured against is a reference line (gl.ceilings()), never a variant. Bit 3
+ * is free. */
 /* Launches kernels from the device (CUDA dynamic parallelism). compute-sanitizer's initcheck,
  * racecheck and synccheck do not follow such launches (they warn and count the warning as an
  * error); memcheck does, so the sanitizer drivers give these variants to memcheck alone. */

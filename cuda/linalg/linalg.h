@@ -53,8 +53,9 @@ enum glc_matmul_variant {
   GLC_MATMUL_CPU_BLOCKED_OPENMP = 103
 };
 
+/* Transpose ids start at 1: its ceiling, a copy of the same bytes, is the device-to-device copy
+ * that gl.ceilings() measures, a reference line rather than a variant. */
 enum glc_transpose_variant {
-  GLC_TRANSPOSE_COPY = 0,   /* not a transpose: the same bytes copied, the ceiling */
   GLC_TRANSPOSE_NAIVE = 1,  /* coalesced reads, strided writes */
   GLC_TRANSPOSE_SHARED = 2, /* through a shared tile (bank conflicts on the way out) */
   GLC_TRANSPOSE_PADDED = 3, /* the tile padded by one column: conflict-free */

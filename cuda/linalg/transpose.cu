@@ -1,7 +1,7 @@
-// Transpose variants 0-4: out[cols x rows] = A[rows x cols].T for 4- and 8-byte elements (S4's
+// Transpose variants 1-4: out[cols x rows] = A[rows x cols].T for 4- and 8-byte elements (S4's
 // transpose with padding). A transpose reads and writes every element once: its ceiling is a
-// copy of the same bytes (variant 0), and the ladder is about making the writes as coalesced as
-// the reads (docs/labs/linalg.md).
+// copy of the same bytes (the device-to-device copy of gl.ceilings()), and the ladder is about
+// making the writes as coalesced as the reads (docs/labs/linalg.md).
 #include <cstdint>
 
 #include "cuda/core/launch.cuh"
@@ -20,26 +20,6 @@ template <>
 struct word<8> {
   using type = unsigned long long;
 };
-
-// Variant 0, the ceiling: not a transpose, a copy of A's bytes into out in the same order, 16
-// bytes a thread where both are 16-byte aligned, in a grid-stride loop. Reads and writes are
-// both coalesced: what a transpose would reach if its writes cost what its reads do.
-__global__ void transpose_copy(const unsigned char *a, unsigned char *out, size_t bytes,
-                               int vectors) {
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  size_t done = 0;
-  if (vectors) {
-    const size_t nv = bytes / 16;
-    const auto *in4 = reinterpret_cast<const uint4 *>(a);
-    auto *out4 = reinterpret_cast<uint4 *>(out);
-    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < nv; i += stride)
-      out4[i] = __ldcs(in4 + i);
-    done = nv * 16;
-  }
-  for (size_t i = done + blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < bytes;
-       i += stride)
-    out[i] = a[i];
-}
 
 // Variant 1, naive: a 32 x 8 block walks a 32 x 32 tile; each thread reads A[r][c] (a warp reads
 // 32 consecutive elements of a row: coalesced) and writes out[c][r] (a warp writes 32 elements
@@ -176,7 +156,7 @@ int launch(int variant, int tile, int rows, int cols, const W *a, W *out, cudaSt
 
 extern "C" int glc_transpose(int variant, int tile, int element_bytes, size_t rows, size_t cols,
                              const void *a, void *out, glc_stream stream) {
-  if (variant < GLC_TRANSPOSE_COPY || variant > GLC_TRANSPOSE_WIDE)
+  if (variant < GLC_TRANSPOSE_NAIVE || variant > GLC_TRANSPOSE_WIDE)
     return glc_fail(cudaErrorInvalidValue, "glc_transpose(variant)");
   const bool tiled = variant == GLC_TRANSPOSE_SHARED || variant == GLC_TRANSPOSE_PADDED;
   if (tiled && tile == 0) tile = 32;
@@ -191,19 +171,6 @@ extern "C" int glc_transpose(int variant, int tile, int element_bytes, size_t ro
   if (!glc_all_aligned(static_cast<size_t>(element_bytes), a, out))
     return glc_fail(cudaErrorInvalidValue, "glc_transpose(alignment)");
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (variant == GLC_TRANSPOSE_COPY) {
-    const size_t bytes = n * static_cast<size_t>(element_bytes);
-    constexpr int block = 256;
-    size_t grid = 0;
-    int code = glc_full_wave_blocks<transpose_copy>(block, &grid);
-    if (code) return code;
-    const size_t needed = glc_blocks_to_cover(bytes / 16 + 1, block);
-    if (needed < grid) grid = needed;
-    return glc_launch(transpose_copy, "transpose_copy", dim3(static_cast<unsigned>(grid)),
-                      dim3(block), s, static_cast<const unsigned char *>(a),
-                      static_cast<unsigned char *>(out), bytes,
-                      static_cast<int>(glc_all_aligned(16, a, out)));
-  }
   const int r = static_cast<int>(rows), c = static_cast<int>(cols);
   if (element_bytes == 4)
     return launch(variant, tile, r, c, static_cast<const word<4>::type *>(a),

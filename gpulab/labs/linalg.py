@@ -182,7 +182,7 @@ def transpose(A, variant=None, stream=None, tile=None):
     np.ascontiguousarray(A.T), exactly.
 
     `variant`: None (the best where it runs), an id or a name from ``gl.variants("transpose")``.
-    Variant 0 ("copy") is not a transpose: it copies A's bytes in order into the (N, M) result,
-    the ceiling the ladder is measured against (``v.ceiling``). `tile`: the shared tile of
-    variants 2-3 (16 or 32)."""
+    Every variant transposes; the ladder is measured against the device-to-device copy of the
+    same bytes (``gl.ceilings()["copy_gbps"]``, a BenchResult's ``frac_copy``). `tile`: the
+    shared tile of variants 2-3 (16 or 32)."""
     return _core.transpose(A, variant, stream, tile)

@@ -1,11 +1,12 @@
 """The sort lab's ladder on the GPU, in one run, against the copy ceiling and the peers:
 
   * sort: every CUDA variant on int32 keys at 2^20 and 2^28 (lsd_radix at 4 and 8 bits; bitonic
-    at 2^28 too, its limit; quicksort_cdp up to its limit of 2^24: --log2n 24), and on float32
-    keys at 2^28; cupy.sort (CUB's radix sort) and
+    at 2^28 too, its limit; quicksort_cdp up to its limit of 2^24: --log2n 24), and on float32,
+    int64 and float64 keys at 2^28 (the 8-byte keys say whether the best rung, variant=None's
+    onesweep, depends on the key's size); cupy.sort (CUB's radix sort) and
     torch.sort(stable=True) on the same arrays;
-  * sort_pairs: every CUDA variant on int32 keys with float32 values at 2^28; torch.sort with a
-    gather of the values, and cupy.argsort with two gathers.
+  * sort_pairs: every CUDA variant on int32 and float32 keys with float32 values at 2^28;
+    torch.sort with a gather of the values, and cupy.argsort with two gathers.
 
 Gkeys/s is keys / median time. frac_bound is the variant's own bandwidth bound over its time: the
 bytes its passes must move (BYTES_PER_KEY below: the model of docs/labs/sort.md) at the copy rate
@@ -21,12 +22,12 @@ import numpy as np
 import gpulab as gl
 from common import ladder_args, save
 
-# Bytes a key moves through DRAM under each variant's model, for 4-byte keys (values: 4 more
-# bytes read and written a pass). lsd_radix: each pass reads the keys twice (histogram, scatter)
+# Bytes a key moves through DRAM under each variant's model, for key_bytes-byte keys (the figures
+# below are for 4-byte keys; values: 4 more bytes read and written a pass). lsd_radix: each pass reads the keys twice (histogram, scatter)
 # and writes them once, 12 B, 32 / bits passes. bitonic: 8 B pairs read and written by each of
 # its global steps (plus the shared ones, a read and a write a stage), counted by bitonic_bytes.
 # onesweep and cub (CUB's onesweep): the keys read once for all histograms, then a read and a
-# write a pass of 8 bits: 4 + 4 x 8 = 36 B. merge_path: a read and a write by the tile sort and
+# write a pass of 8 bits: 4 + 4 x 8 = 36 B (8-byte keys: 8 + 8 x 16 = 136 B). merge_path: a read and a write by the tile sort and
 # by each of its ceil(log2(n / 2048)) merge passes: 8 B each.
 # quicksort_cdp: 8 B records read and written by each partition level down to 2048-key segments
 # and by the shared-memory sort of those, plus making them and the gather: 184 B at 2^20 (its time
@@ -53,18 +54,19 @@ def quicksort_cdp_bytes(n, key_bytes=4):
     return key_bytes + record + 2 * record * (levels + 1) + 4 + 2 * key_bytes
 
 
-def model_bytes(v, n, bits=None, value_bytes=0):
+def model_bytes(v, n, bits=None, value_bytes=0, key_bytes=4):
     if v.name == "lsd_radix":
-        return radix_bytes(bits or 8, 4, value_bytes)
+        return radix_bytes(bits or 8, key_bytes, value_bytes)
     if v.name == "bitonic":
-        return bitonic_bytes(n) + 2 * value_bytes
+        return bitonic_bytes(n, key_bytes) + 2 * value_bytes
     if v.name == "merge_path":
-        return (1 + max(0, (n - 1).bit_length() - 11)) * (8 + 2 * value_bytes)
-    if v.name == "quicksort":  # 12 B a key a level (count, scatter), ~1.2 log2(n/2048) + 1 leaf
-        return (12 + 2 * value_bytes) * (1.2 * max(1.0, np.log2(n / 2048)) + 1)
+        return (1 + max(0, (n - 1).bit_length() - 11)) * (2 * key_bytes + 2 * value_bytes)
+    if v.name == "quicksort":  # 3 key reads and writes a level (count, scatter): 12 B for 4-byte
+        # keys; ~1.2 log2(n/2048) levels + 1 leaf
+        return (3 * key_bytes + 2 * value_bytes) * (1.2 * max(1.0, np.log2(n / 2048)) + 1)
     if v.name == "quicksort_cdp":
-        return quicksort_cdp_bytes(n) + 2 * value_bytes
-    return 4 + 4 * (8 + 2 * value_bytes)
+        return quicksort_cdp_bytes(n, key_bytes) + 2 * value_bytes
+    return key_bytes + key_bytes * (2 * key_bytes + 2 * value_bytes)  # a pass a key byte
 
 
 # Variants that refuse longer inputs (a ValueError from csrc/labs/sort/sort.c): skipped beyond.
@@ -75,21 +77,23 @@ def cuda_variants(op, n):
     return [v for v in gl.variants(op) if v.backend == "cuda" and n <= MAX_KEYS.get(v.name, n)]
 
 
-def row(r, v, n, copy_gbps, bits=None, value_bytes=0, **extra):
+def row(r, v, n, copy_gbps, bits=None, value_bytes=0, key_bytes=4, **extra):
     peers = {name: p["median_ms"] for name, p in (r.peers or {}).items()}
-    bound_ms = model_bytes(v, n, bits, value_bytes) * n / (copy_gbps * 1e6)
+    model = model_bytes(v, n, bits, value_bytes, key_bytes)
+    bound_ms = model * n / (copy_gbps * 1e6)
     return {**extra, "variant": v.name if bits is None else f"{v.name}/{bits}", "n": n,
             "median_ms": r.median_ms, "min_ms": r.min_ms, "max_ms": r.max_ms,
             "gkeys_per_s": n / (r.median_ms * 1e6),
-            "bytes_per_key": model_bytes(v, n, bits, value_bytes),
+            "bytes_per_key": model,
             "frac_bound": bound_ms / r.median_ms, "peers_ms": peers,
             **{f"over_{name}": ms / r.median_ms for name, ms in peers.items()}}
 
 
 def keys_of(n, dtype, rng):
-    if dtype == np.float32:
-        return rng.standard_normal(n).astype(np.float32)
-    return rng.integers(np.iinfo(np.int32).min, np.iinfo(np.int32).max, n, dtype=np.int32)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return rng.standard_normal(n).astype(dtype)
+    return rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, n, dtype=dtype)
 
 
 def sort_ladder(log2n, repeat, dtype, copy_gbps):
@@ -101,14 +105,15 @@ def sort_ladder(log2n, repeat, dtype, copy_gbps):
         for bits in v.tunables.get("bits", {}).get("values", [None]):
             kw = {} if bits is None else {"bits": bits}
             r = gl.bench(gl.sort, x, variant=v.id, repeat=repeat, peers=True, **kw)
-            rows.append(row(r, v, n, copy_gbps, bits, dtype=np.dtype(dtype).name, op="sort"))
+            rows.append(row(r, v, n, copy_gbps, bits, key_bytes=np.dtype(dtype).itemsize,
+                            dtype=np.dtype(dtype).name, op="sort"))
     return rows
 
 
-def pairs_ladder(log2n, repeat, copy_gbps):
+def pairs_ladder(log2n, repeat, copy_gbps, key_dtype=np.int32):
     rng = np.random.default_rng(4)
     n = 1 << log2n
-    keys = gl.to_device(keys_of(n, np.int32, rng))
+    keys = gl.to_device(keys_of(n, key_dtype, rng))
     values = gl.to_device(rng.standard_normal(n).astype(np.float32))
     rows = []
     for v in cuda_variants("sort_pairs", n):
@@ -116,7 +121,8 @@ def pairs_ladder(log2n, repeat, copy_gbps):
             kw = {} if bits is None else {"bits": bits}
             r = gl.bench(gl.sort_pairs, keys, values, variant=v.id, repeat=repeat, peers=True,
                          **kw)
-            rows.append(row(r, v, n, copy_gbps, bits, 4, dtype="int32+float32", op="sort_pairs"))
+            rows.append(row(r, v, n, copy_gbps, bits, 4, dtype=f"{np.dtype(key_dtype)}+float32",
+                            op="sort_pairs"))
     return rows
 
 
@@ -148,8 +154,10 @@ def main():
     print(gl.device_info()["name"], settings, "copy", copy_gbps, "GB/s")
     rows = sort_ladder(small, args.repeat, np.int32, copy_gbps)
     rows += sort_ladder(args.log2n, args.repeat, np.int32, copy_gbps)
-    rows += sort_ladder(args.log2n, args.repeat, np.float32, copy_gbps)
+    for dtype in (np.float32, np.int64, np.float64):
+        rows += sort_ladder(args.log2n, args.repeat, dtype, copy_gbps)
     rows += pairs_ladder(args.log2n, args.repeat, copy_gbps)
+    rows += pairs_ladder(args.log2n, args.repeat, copy_gbps, np.float32)
     print(gl.Table(rows))
     summary = summarize(rows, 1 << args.log2n)
     print(summary)

@@ -14,10 +14,10 @@ called, timed (bench), swept (sweep) and checked against NumPy:
 import sys as _sys
 
 from . import _core
-from ._core import (CudaError, DeviceArray, Event, NoDeviceError, Stream, build_info,
-                    cuda_available, elapsed_ms, empty, from_dlpack, as_device, pinned_empty,
-                    pinned_usage, pool_usage, release_memory, synchronize, to_device,
-                    zeros)
+from ._core import (CudaError, DeviceArray, Event, NoDeviceError, OutOfMemoryError, Stream,
+                    build_info, cuda_available, elapsed_ms, empty, from_dlpack, as_device,
+                    pinned_empty, pinned_usage, pool_usage, release_memory, synchronize,
+                    to_device, zeros)
 from . import labs as _labs
 from . import store
 from .bench import BenchResult, bench
@@ -48,7 +48,8 @@ def gpu_status():
 
 
 __all__ = [
-    "CudaError", "NoDeviceError", "DeviceArray", "Stream", "Event", "elapsed_ms", "synchronize",
+    "CudaError", "NoDeviceError", "OutOfMemoryError", "DeviceArray", "Stream", "Event",
+    "elapsed_ms", "synchronize",
     "build_info", "cuda_available", "gpu_status", "device_info", "to_device", "empty", "zeros",
     "as_device",
     "from_dlpack", "pinned_empty", "pinned_usage", "pool_usage", "release_memory", "variants",

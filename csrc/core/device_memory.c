@@ -4,7 +4,11 @@
  * true end of each one. */
 #include "device_memory.h"
 
+#include "errors.h"
 #include "runtime.h"
+
+/* cudaErrorMemoryAllocation. */
+#define GL_ERR_MEMORY_ALLOCATION 2
 
 /* Recently freed small blocks of the library's stream, handed to the next allocation of the
  * same size class on that stream without a CUDA call. Stream order makes the reuse safe, as in
@@ -27,8 +31,20 @@ static size_t block_class(size_t bytes) {
   return (bytes + BLOCK_CACHE_GRAIN - 1) / BLOCK_CACHE_GRAIN * BLOCK_CACHE_GRAIN;
 }
 
+/* The pool's allocation, once more after gl_device_memory_release when the device had too
+ * little: freed blocks waiting in the cache or in the pool (on streams still running, or in
+ * chunks of the wrong size) are memory the driver can hand out again. */
+static int pool_alloc(void **ptr, size_t bytes, glc_stream stream) {
+  int code = glc_malloc_async(ptr, bytes, stream);
+  if (code != GL_ERR_MEMORY_ALLOCATION) return code;
+  /* A failure while releasing (an earlier kernel's fault met at the synchronization) is the one
+   * to report: the allocation's own would hide it. */
+  const int release = gl_device_memory_release();
+  return release ? release : glc_malloc_async(ptr, bytes, stream);
+}
+
 int gl_device_alloc(void **ptr, size_t bytes, glc_stream stream) {
-  if (gl_exact_alloc()) return glc_malloc_async(ptr, bytes, stream);
+  if (gl_exact_alloc()) return pool_alloc(ptr, bytes, stream);
   size_t cls = block_class(bytes);
   if (bytes && cls <= BLOCK_CACHE_MAX_BYTES && stream == gl_library_stream()) {
     for (int i = block_cache.count - 1; i >= 0; i--) {
@@ -41,7 +57,7 @@ int gl_device_alloc(void **ptr, size_t bytes, glc_stream stream) {
       return 0;
     }
   }
-  return glc_malloc_async(ptr, cls <= BLOCK_CACHE_MAX_BYTES ? cls : bytes, stream);
+  return pool_alloc(ptr, cls <= BLOCK_CACHE_MAX_BYTES ? cls : bytes, stream);
 }
 
 void gl_device_free(void *ptr, size_t bytes, glc_stream stream) {
@@ -68,4 +84,48 @@ void gl_block_cache_trim(void) {
     glc_free_async(block_cache.ptr[block_cache.count], gl_library_stream());
   }
   block_cache.total = 0;
+}
+
+/* cudaDeviceSynchronize holds the thread until every stream is done: without the GIL when the
+ * caller holds it, so that other Python threads run meanwhile. */
+int gl_device_memory_release(void) {
+  gl_block_cache_trim();
+  int device = 0, code = glc_get_device(&device);
+  if (code) return code;
+  if (PyGILState_Check()) {
+    Py_BEGIN_ALLOW_THREADS
+    code = glc_device_synchronize();
+    Py_END_ALLOW_THREADS
+  } else {
+    code = glc_device_synchronize();
+  }
+  return code ? code : glc_pool_trim(device);
+}
+
+int gl_device_available(size_t *bytes) {
+  size_t free_bytes = 0, total_bytes = 0;
+  uint64_t used = 0, reserved = 0;
+  int device = 0, code = glc_mem_info(&free_bytes, &total_bytes);
+  if (!code) code = glc_get_device(&device);
+  if (!code) code = glc_pool_usage(device, &used, &reserved);
+  if (code) return code;
+  *bytes = free_bytes + (size_t)(reserved - used) + block_cache.total;
+  return 0;
+}
+
+int gl_check_workspace(const char *what, double needed, const char *detail) {
+  if (!gl_gpu_ready()) return 0;
+  size_t available = 0;
+  int code = gl_device_available(&available);
+  if (code) {
+    gl_raise_cuda(code);
+    return -1;
+  }
+  if (needed <= (double)available) return 0;
+  char needed_text[32], free_text[32];
+  gl_format_bytes(needed_text, sizeof needed_text, needed);
+  gl_format_bytes(free_text, sizeof free_text, (double)available);
+  PyErr_Format(PyExc_ValueError, "%s needs %s (%s); %s free on the device", what, needed_text,
+               detail, free_text);
+  return -1;
 }

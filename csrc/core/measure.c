@@ -181,15 +181,11 @@ static PyObject *py_trim_block_cache(PyObject *m, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
-/* release_memory(): freed blocks, then the pool's unused memory, back to the driver. */
+/* release_memory(): freed blocks, then the pool's unused memory, back to the driver (what a
+ * failed allocation does before its one retry). */
 static PyObject *py_release_memory(PyObject *m, PyObject *unused) {
   if (gl_require_gpu(NULL) < 0) return NULL;
-  gl_block_cache_trim();
-  int code;
-  Py_BEGIN_ALLOW_THREADS
-  code = glc_stream_synchronize(gl_library_stream());
-  Py_END_ALLOW_THREADS
-  if (!code) code = glc_pool_trim(0);
+  int code = gl_device_memory_release();
   if (code) return gl_raise_cuda(code);
   Py_RETURN_NONE;
 }
@@ -216,7 +212,7 @@ PyMethodDef gl_measure_methods[] = {
      "freed small blocks kept for reuse, 'reserved': taken from the driver}."},
     {"release_memory", py_release_memory, METH_NOARGS,
      "Give the device memory gpulab keeps for reuse back to the driver, so that other libraries "
-     "in the process (PyTorch, CuPy) can have it. Waits for the library's stream."},
+     "in the process (PyTorch, CuPy) can have it. Waits for every stream of the device."},
     {"_trim_block_cache", py_trim_block_cache, METH_NOARGS,
      "Return the freed small blocks gpulab keeps for reuse to the pool."},
     {"_library_stream", py_library_stream, METH_NOARGS, "Handle of the library's stream."},

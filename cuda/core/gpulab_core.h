@@ -52,6 +52,8 @@ GLC_API const char *glc_error_name(int code);
 GLC_API const char *glc_error_string(int code);
 /* Name of the CUDA call that last failed on this thread, e.g. "cudaMallocAsync". */
 GLC_API const char *glc_failed_call(void);
+/* Bytes asked for when the call that last failed on this thread was glc_malloc_async, else 0. */
+GLC_API size_t glc_failed_bytes(void);
 /* Non-zero for errors that leave the context unusable (illegal address, ...). */
 GLC_API int glc_error_is_sticky(int code);
 
@@ -119,6 +121,8 @@ GLC_API int glc_host_unregister(void *ptr);
 GLC_API int glc_stream_create(glc_stream *stream, int non_blocking, int priority);
 GLC_API int glc_stream_destroy(glc_stream stream);
 GLC_API int glc_stream_synchronize(glc_stream stream);
+/* Waits for all work of every stream on the current device (cudaDeviceSynchronize). */
+GLC_API int glc_device_synchronize(void);
 /* 0 when all work is done, cudaErrorNotReady (600) while some is pending. */
 GLC_API int glc_stream_query(glc_stream stream);
 GLC_API int glc_stream_priority_range(int *least, int *greatest);

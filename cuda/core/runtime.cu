@@ -12,6 +12,8 @@ namespace {
 
 // Never null, so that the binding can turn it into a string without a check.
 thread_local const char *failed_call = "";
+// Bytes the failed call asked for when it was glc_malloc_async, else 0.
+thread_local size_t failed_bytes = 0;
 
 // Clears the runtime's pending error only when it is code itself, so that an unrelated
 // pending error is not swallowed on the way.
@@ -75,6 +77,7 @@ int fp32_lanes_per_sm(int major, int minor) {
 int glc_fail(int code, const char *call) {
   if (code != cudaSuccess) {
     failed_call = call;
+    failed_bytes = 0;
     clear_pending(code);
   }
   return code;
@@ -97,6 +100,8 @@ const char *glc_error_string(int code) {
 }
 
 const char *glc_failed_call(void) { return failed_call; }
+
+size_t glc_failed_bytes(void) { return failed_bytes; }
 
 int glc_error_is_sticky(int code) {
   // The errors that driver_types.h documents as leaving the process in an inconsistent state
@@ -215,7 +220,9 @@ int glc_malloc_async(void **ptr, size_t bytes, glc_stream stream) {
     *ptr = nullptr;
     return cudaSuccess;
   }
-  return GLC_CUDA(cudaMallocAsync, ptr, bytes, as_stream(stream));
+  int code = GLC_CUDA(cudaMallocAsync, ptr, bytes, as_stream(stream));
+  if (code) failed_bytes = bytes;
+  return code;
 }
 
 int glc_free_async(void *ptr, glc_stream stream) {
@@ -305,6 +312,8 @@ int glc_stream_create(glc_stream *stream, int non_blocking, int priority) {
 }
 
 int glc_stream_destroy(glc_stream stream) { return GLC_CUDA(cudaStreamDestroy, as_stream(stream)); }
+
+int glc_device_synchronize(void) { return GLC_CUDA(cudaDeviceSynchronize); }
 
 int glc_stream_synchronize(glc_stream stream) {
   return GLC_CUDA(cudaStreamSynchronize, as_stream(stream));

@@ -6,6 +6,8 @@
 //
 // Padding slots hold the column -1 and the value 0 and are skipped: 0 * x[0] would turn an inf
 // or NaN of x[0] into a NaN that no other format produces.
+#include <cstdint>
+
 #include "cuda/core/resources.cuh"
 #include "kernels.cuh"
 
@@ -145,6 +147,16 @@ __global__ void spmv_sell(long long positions, const long long *perm, const long
   y[row] = sum;
 }
 
+// Slots of padded_rows x width, with room for an index and a value each, when their bytes fit in
+// size_t; 0 otherwise. The binding refuses such a size before the call (csrc/labs/sparse/
+// sparse.c); this keeps a direct caller of glc_spmv from allocating a wrapped-around size.
+template <typename I, typename T>
+size_t padded_slots(size_t padded_rows, size_t width) {
+  const size_t most = SIZE_MAX / (sizeof(I) + sizeof(T));
+  if (width && padded_rows > most / width) return 0;
+  return padded_rows * width;
+}
+
 // COO: each nonzero's row, written by its row's thread.
 template <typename I>
 __global__ void coo_rows(long long rows, const I *indptr, I *coo_row) {
@@ -177,7 +189,9 @@ template <typename I, typename T>
 int spmv_ell_variant(bool column_major, const SpmvCall<I, T> &c) {
   const unsigned grid = spmv_grid(static_cast<size_t>(c.rows), c.block);
   if (!grid) return glc_fail(cudaErrorInvalidConfiguration, "glc_spmv(too many rows)");
-  const size_t slots = static_cast<size_t>(c.rows) * static_cast<size_t>(c.max_row);
+  const size_t slots =
+      padded_slots<I, T>(static_cast<size_t>(c.rows), static_cast<size_t>(c.max_row));
+  if (!slots && c.rows && c.max_row) return glc_fail(cudaErrorMemoryAllocation, "glc_spmv(ELL)");
   GlcDeviceBuffer cols, vals;
   int code = cols.allocate(slots * sizeof(I), c.stream);
   GLC_TRY(code, vals.allocate(slots * sizeof(T), c.stream));
@@ -197,7 +211,9 @@ int spmv_sell_variant(const SpmvCall<I, T> &c) {
   const long long positions = windows * kSortWindow, slices = positions / kSliceRows;
   const unsigned grid = spmv_grid(static_cast<size_t>(positions), c.block);
   if (!grid) return glc_fail(cudaErrorInvalidConfiguration, "glc_spmv(too many rows)");
-  const size_t slots = static_cast<size_t>(positions) * static_cast<size_t>(c.max_row);
+  const size_t slots =
+      padded_slots<I, T>(static_cast<size_t>(positions), static_cast<size_t>(c.max_row));
+  if (!slots && c.max_row) return glc_fail(cudaErrorMemoryAllocation, "glc_spmv(SELL)");
   GlcDeviceBuffer perm, sizes, offsets, cols, vals;
   int code = perm.allocate(static_cast<size_t>(positions) * sizeof(long long), c.stream);
   GLC_TRY(code, sizes.allocate(static_cast<size_t>(slices) * sizeof(long long), c.stream));

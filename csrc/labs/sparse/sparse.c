@@ -3,11 +3,13 @@
  * arrays int32 or int64, their own dtype beside the data's). gpulab/labs/sparse.py's gl.CSR checks
  * the arrays' contents (offsets, column range) once, on construction; here the shapes and dtypes
  * are checked, before anything is allocated or launched. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
 #include "csrc/core/args.h"
+#include "csrc/core/device_memory.h"
 #include "csrc/core/operands.h"
 #include "cuda/sparse/sparse.h"
 #include "variants.h"
@@ -60,6 +62,59 @@ static int check_csr(const gl_operands_call *c) {
   return 0;
 }
 
+/* SELL's C and sigma (cuda/sparse/formats.cu): slices of 32 rows, sorted in windows of 256. */
+#define SELL_SLICE_ROWS 32
+#define SELL_WINDOW_ROWS 256
+
+/* The variants that convert A inside the call (cuda/sparse/formats.cu) allocate their format's
+ * arrays on the device; one that the device cannot hold is refused here, before the call
+ * allocates anything (ELL pads every row to the longest: a graph with a hub row of 10^5 entries
+ * asks for terabytes). The sizes are the ones formats.cu allocates, counted in doubles, which a
+ * padded size past size_t cannot overflow. 0, or -1 raised. */
+static int check_conversion(const gl_operands_call *c) {
+  const spmv_params *p = c->params;
+  if (c->variant->backend != GL_BACKEND_CUDA) return 0;
+  const double rows = (double)(c->shape[2][0] - 1), width = (double)p->max_row;
+  const double nnz = (double)c->shape[0][0];
+  const int index_bytes = c->in_dtype[2] == GLC_I64 ? 8 : 4, slot_bytes = index_bytes + c->itemsize;
+  char what[128], detail[384];
+  double needed;
+  switch (c->variant->id) {
+    case GLC_SPMV_ELL_COLUMN_MAJOR:
+    case GLC_SPMV_ELL_ROW_MAJOR:
+      needed = rows * width * slot_bytes;
+      snprintf(detail, sizeof detail,
+               "rows %.0f x width %zd slots of %d bytes, every row padded to the longest", rows,
+               p->max_row, slot_bytes);
+      snprintf(what, sizeof what, "ELL (spmv variant '%s')", c->variant->name);
+      break;
+    case GLC_SPMV_SELL: {
+      /* columns and values at ELL's bound over the padded positions (the slices' total stays on
+       * the device), the row order, and the slices' sizes and offsets */
+      const Py_ssize_t windows = (c->shape[2][0] - 1 + SELL_WINDOW_ROWS - 1) / SELL_WINDOW_ROWS;
+      const double positions = (double)windows * SELL_WINDOW_ROWS;
+      const double slices = positions / SELL_SLICE_ROWS;
+      needed = positions * width * slot_bytes + 8 * (positions + 2 * slices + 1);
+      snprintf(detail, sizeof detail,
+               "%.0f row positions x width %zd slots of %d bytes, every slice's width bounded by "
+               "the longest row's since the slices' sizes stay on the device, and 8-byte row "
+               "order and slice offsets",
+               positions, p->max_row, slot_bytes);
+      snprintf(what, sizeof what, "SELL-C-sigma (spmv variant '%s')", c->variant->name);
+      break;
+    }
+    case GLC_SPMV_COO:
+      needed = nnz * index_bytes;
+      snprintf(detail, sizeof detail, "a row index of %d bytes for each of %.0f nonzeros",
+               index_bytes, nnz);
+      snprintf(what, sizeof what, "COO (spmv variant '%s')", c->variant->name);
+      break;
+    default:
+      return 0;
+  }
+  return gl_check_workspace(what, needed, detail);
+}
+
 static int spmv_outputs(gl_operands_call *c) {
   const spmv_params *p = c->params;
   if (check_csr(c) < 0) return -1;
@@ -68,6 +123,7 @@ static int spmv_outputs(gl_operands_call *c) {
                  c->shape[3][0]);
     return -1;
   }
+  if (check_conversion(c) < 0) return -1;
   c->out_ndim[0] = 1;
   c->out_shape[0][0] = c->shape[2][0] - 1;
   c->out_type[0] = c->dtype == GLC_F64 ? NPY_FLOAT64 : NPY_FLOAT32;

@@ -97,7 +97,10 @@ __global__ void spmv_csr_subwarp(long long rows, const I *indptr, const I *indic
   if (lane == 0) y[row] = sum;
 }
 
-// csr_subwarp's lanes per row when the call leaves it to the matrix (lanes 0): the power of two
+// csr_subwarp's lanes per row when a caller of glc_spmv passes lanes 0 (gl.spmv passes its
+// own choice, gpulab/labs/sparse.py's subwarp_lanes: the same rule on the nonzero-weighted mean
+// row length, from statistics computed once per matrix; the plain mean picked 8 lanes for the
+// power-law matrix, where most nonzeros lie in rows of ~40). Here: the power of two
 // nearest to half the mean row length (geometrically: the smallest L in 2..32 with 2 sqrt(2) L >=
 // mean), so that each lane of a row's group takes about two of its entries. On the H100
 // (benchmarks/results/sparse_lab.json) the 5-point Laplacian (mean 5) ran in 0.371 ms at L = 2,

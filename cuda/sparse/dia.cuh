@@ -2,7 +2,8 @@
 // diagonal d holding A[i, i + offset[d]] at values[d * rows + i] (aligned by row, so that a
 // thread per row reads each diagonal coalesced; zero where A has no entry or the diagonal leaves
 // the matrix). No column indices and no row pointers: for the 5-point Laplacian 5 values a row
-// against CSR's 5 values, 5 indices and a row pointer. Included by cg.cu alone.
+// against CSR's 5 values, 5 indices and a row pointer. Included by cg.cu, and by
+// stats.cu for pass 1 alone (the diagonal count gl.cg's default reads).
 //
 // Built in two passes over the CSR arrays: the distinct offsets col - row (a hash table in each
 // block's shared memory, flushed into one in global memory), then, the offsets sorted on the

@@ -107,6 +107,26 @@ typedef struct {
 GLC_API int glc_cg(int variant, int block, const glc_csr *a, const void *b, const void *x0, void *x,
                    const glc_cg_options *options, glc_cg_result *result, glc_stream stream);
 
+/* Row statistics of a CSR matrix in device memory, computed there by one kernel over indptr
+ * (glc_csr_stats): what gl.CSR's choice of variant reads, so that no call copies indptr to the
+ * host. A decreasing row (end before start) counts in decreasing_rows only. */
+typedef struct {
+  long long first, last;              /* indptr[0] and indptr[rows] */
+  unsigned long long max_row;         /* the longest row's nonzeros; 0 without rows */
+  unsigned long long empty_rows;      /* rows of no entries */
+  unsigned long long decreasing_rows; /* rows whose end offset precedes their start */
+  double sum_squares;                 /* sum of squared row lengths (exact below 2^53) */
+} glc_csr_row_stats;
+
+/* The statistics of a->rows rows from a->indptr (only indptr and index_dtype are read). Waits
+ * for the stream: one copy of sizeof(glc_csr_row_stats) bytes comes back. */
+GLC_API int glc_csr_stats(const glc_csr *a, glc_csr_row_stats *stats, glc_stream stream);
+
+/* The distinct diagonals (offsets col - row) of A, counted on the device by cg's DIA pass 1
+ * (cuda/sparse/dia.cuh): the count, or GLC_CG_DIA_MAX_DIAGONALS + 1 for more. Reads indptr and
+ * indices; waits for the stream. */
+GLC_API int glc_csr_diagonals(const glc_csr *a, long long *diagonals, glc_stream stream);
+
 #ifdef __cplusplus
 }
 #endif

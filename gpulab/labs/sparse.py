@@ -6,18 +6,28 @@ section 11.3; and the test matrices, all made in code.
     A = gl.CSR(indptr, indices, data, shape) # or the three arrays (int32/int64, float32/float64)
     A = gl.CSR(cupy_csr_matrix)              # CuPy's arrays on the device, not copied
     y = gl.spmv(A, x)                        # NumPy in, NumPy out; device x: DeviceArray out
+    y = gl.spmv(cupy_csr_matrix, x)          # the gl.CSR made from it is cached on the matrix
     C = gl.spmm(A, B)                        # B dense, row-major (cols x k)
     res = gl.cg(A, b, M="jacobi")            # conjugate gradients: res.x, res.iterations, ...
     gl.sparse_format_advice(A)               # row statistics and the format S3's rule picks
+    gl.sparse.default_variant("spmv", A)     # the rung variant=None runs on the device, and why
     gl.sparse.poisson2d(64), gl.sparse.poisson3d(16), gl.sparse.banded(1000, (-2, 0, 3)),
     gl.sparse.powerlaw(10000, 12, seed=0)
 
 Host matrices are checked and canonicalized on construction as scipy's sum_duplicates does:
 columns sorted within each row, duplicate entries summed (explicit zeros kept). Device matrices
 (CuPy's, or DeviceArrays) are taken as they are, without a copy: their dtypes, ranks and lengths
-are checked, and indptr (copied to the host once, for the row statistics) must start at 0,
+are checked, and indptr (analysed on the device once, for the row statistics) must start at 0,
 never decrease and end at nnz; their columns are trusted to lie in range, as the device views
-of the rest of gpulab are trusted. Every
+of the rest of gpulab are trusted.
+
+A scipy or CuPy matrix passed to spmv, spmm or cg is converted once: the gl.CSR made from it
+(with its statistics and chosen variants) is kept on the matrix object, as an attribute
+_gpulab_csr, and used again while the matrix holds the same arrays (the same objects at the same
+addresses, of the same shapes and dtypes). For a CuPy matrix that CSR views its arrays; for a
+scipy matrix it is the canonicalized host copy, whose memory stays held until the scipy matrix is
+garbage collected. Values changed in place inside the same arrays are seen by a CuPy matrix's CSR
+but not by a scipy matrix's copy: pass gl.CSR(m) to convert it anew. Every
 variant sums what a row holds, in any order, so unsorted or repeated columns give the same
 product. scipy is optional: only CSR(scipy matrix) and the tests
 import it.
@@ -41,6 +51,48 @@ _INT32_MAX = np.iinfo(np.int32).max
 
 def _is_device(a):
     return isinstance(a, _core.DeviceArray) or hasattr(a, "__cuda_array_interface__")
+
+
+class RowStats(NamedTuple):
+    """A CSR matrix's row statistics, as the choice of variant reads them: rows, nnz, the
+    longest row's nonzeros, the rows without any, and the sum of the squared row lengths (exact
+    up to 2^53). The same numbers from the device kernel (cuda/sparse/stats.cu) and from NumPy
+    (host_row_stats)."""
+    rows: int
+    nnz: int
+    max_row: int
+    empty_rows: int
+    sum_squares: float
+
+    @property
+    def mean(self):
+        """Nonzeros per row."""
+        return self.nnz / self.rows if self.rows else 0.0
+
+    @property
+    def cv(self):
+        """The spread of the row lengths: their standard deviation over their mean (0 without
+        nonzeros)."""
+        if not self.nnz:
+            return 0.0
+        variance = max(self.sum_squares / self.rows - self.mean ** 2, 0.0)
+        return variance ** 0.5 / self.mean
+
+    @property
+    def weighted_mean(self):
+        """The mean length of the row a nonzero lies in (sum of squared lengths over nnz): the
+        row length where the work is. mean (1 + cv^2); far above mean when a few long rows hold
+        much of the matrix."""
+        return self.sum_squares / self.nnz if self.nnz else 0.0
+
+
+def host_row_stats(indptr):
+    """RowStats of a host indptr (rows + 1 offsets, checked on construction), with NumPy."""
+    lengths = np.diff(np.asarray(indptr).astype(np.int64))
+    widths = lengths.astype(np.float64)
+    longest = int(lengths.max()) if lengths.size else 0
+    return RowStats(int(lengths.size), int(lengths.sum()), longest,
+                    int(np.count_nonzero(lengths == 0)), float(np.dot(widths, widths)))
 
 
 def _index_dtype(indptr, indices, nnz):
@@ -77,7 +129,8 @@ class CSR:
             raise TypeError("CSR takes a sparse matrix or (indptr, indices, data[, shape]), got "
                             f"{len(args)} arguments")
         self._device = None
-        self._stats = self._max_row = None
+        self._lengths = self._row_stats = self._diagonals = None
+        self._choices = {}
 
     # ---- construction
 
@@ -204,25 +257,53 @@ class CSR:
 
     def row_lengths(self):
         """Nonzeros per row, a NumPy int64 array (one copy of indptr to the host for a matrix
-        on the device, made once and kept: 8 (rows + 1) bytes)."""
-        if self._stats is None:
+        on the device, made once and kept: 8 (rows + 1) bytes). For the format advice and the
+        byte models; spmv, spmm and cg read row_stats() instead, which never copies indptr."""
+        if self._lengths is None:
             indptr = np.asarray(self.indptr.get() if self.on_device else self.indptr)
             lengths = np.diff(indptr.astype(np.int64))
             # host matrices were checked on construction; this checks a device one's offsets
             if indptr[0] != 0 or indptr[-1] != self.nnz or np.any(lengths < 0):
                 raise ValueError(f"indptr must start at 0, never decrease and end at nnz "
                                  f"({self.nnz})")
-            self._stats = lengths
-        return self._stats
+            self._lengths = lengths
+        return self._lengths
+
+    def row_stats(self, stream=None):
+        """The row statistics the choice of variant reads (a RowStats), computed once and kept:
+        on the device for a device matrix (one kernel over indptr, a few numbers copied back,
+        on `stream`), with NumPy for a host one. A device indptr that does not start at 0,
+        decreases or does not end at nnz is a ValueError here."""
+        if self._row_stats is None:
+            if self.on_device:
+                first, last, longest, empty, decreasing, squares = _core.csr_stats(self.indptr,
+                                                                                   stream)
+                if first != 0 or last != self.nnz or decreasing:
+                    raise ValueError(f"indptr must start at 0, never decrease and end at nnz "
+                                     f"({self.nnz})")
+                self._row_stats = RowStats(self.shape[0], self.nnz, int(longest), int(empty),
+                                           float(squares))
+            else:
+                self._row_stats = host_row_stats(self.indptr)
+        return self._row_stats
 
     @property
     def max_row(self):
-        # every spmv call passes it: kept, since a max over the rows costs milliseconds at 2^24
-        # rows, which the events around the call would count (docs/labs/sparse.md)
-        if self._max_row is None:
-            lengths = self.row_lengths()
-            self._max_row = int(lengths.max()) if lengths.size else 0
-        return self._max_row
+        # every spmv call passes it: kept (row_stats), since a max over the rows costs
+        # milliseconds at 2^24 rows, which the events around the call would count
+        return self.row_stats().max_row
+
+    def diagonals(self, stream=None):
+        """The distinct diagonals (offsets col - row) of A, or GLC_CG_DIA_MAX_DIAGONALS + 1 (33)
+        for more: counted on the device for a device matrix (dia_fused's own first pass), from
+        the host arrays otherwise; computed once and kept."""
+        if self._diagonals is None:
+            if self.on_device:
+                self.row_stats(stream)  # checks indptr before a kernel follows its offsets
+                self._diagonals = int(_core.csr_diagonals(self.indptr, self.indices, stream))
+            else:
+                self._diagonals = min(len(dia_offsets(self)), CG_DIA_MAX_DIAGONALS + 1)
+        return self._diagonals
 
     def astype(self, dtype):
         """This matrix with its values in dtype (float32 or float64), the same index arrays;
@@ -249,7 +330,9 @@ class CSR:
             d.indptr, d.indices, d.data = (to_device(a, stream=stream)
                                            for a in (self.indptr, self.indices, self.data))
             d.shape, d._device = self.shape, None
-            d._stats, d._max_row = self._stats, self._max_row
+            # the same matrix: its statistics and choices hold on the device too
+            d._lengths, d._row_stats = self._lengths, self._row_stats
+            d._diagonals, d._choices = self._diagonals, self._choices
             self._device = d
         return self._device
 
@@ -273,8 +356,54 @@ def _as_device(a):
     return as_device(a)
 
 
+_CACHE_ATTRIBUTE = "_gpulab_csr"
+_MATRIX_ARRAYS = {"csr": ("data", "indices", "indptr"), "csc": ("data", "indices", "indptr"),
+                  "coo": ("data", "row", "col")}
+
+
+def _address(a):
+    """Where array a's data starts (a CuPy or NumPy array; other arrays: by their interface)."""
+    if isinstance(a, np.ndarray):
+        return a.ctypes.data
+    memory = getattr(a, "data", None)
+    if hasattr(memory, "ptr"):  # CuPy's MemoryPointer
+        return memory.ptr
+    interface = getattr(a, "__cuda_array_interface__", None) or a.__array_interface__
+    return interface["data"][0]
+
+
+def _matrix_key(m):
+    """What identifies a scipy or CuPy matrix's arrays for the conversion cache: its format,
+    shape and, per array, its id, address, length and dtype; None for another object (or a
+    format the cache does not follow)."""
+    module = type(m).__module__
+    if not module.startswith(("scipy", "cupyx")):
+        return None
+    names = _MATRIX_ARRAYS.get(getattr(m, "format", None))
+    if names is None:
+        return None
+    arrays = [getattr(m, n) for n in names]
+    return (m.format, tuple(m.shape),
+            tuple((id(a), _address(a), a.shape, a.dtype.str) for a in arrays))
+
+
 def _as_csr(A):
-    return A if isinstance(A, CSR) else CSR(A)
+    """A as a CSR: itself, or the CSR made from a scipy or CuPy matrix, kept on the matrix (see
+    the module's docstring) so that a matrix passed again is not converted or analysed again."""
+    if isinstance(A, CSR):
+        return A
+    key = _matrix_key(A)
+    if key is not None:
+        cached = getattr(A, _CACHE_ATTRIBUTE, None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+    csr = CSR(A)
+    if key is not None:
+        try:
+            setattr(A, _CACHE_ATTRIBUTE, (key, csr))
+        except (AttributeError, TypeError):  # a class with __slots__: converted at every call
+            pass
+    return csr
 
 
 # ---------------------------------------------------------------- matrices made in code
@@ -390,6 +519,139 @@ def sparse_format_advice(A):
             "cv": cv, "ell_padding": padding, "format": fmt, "reason": reason}
 
 
+# ---------------------------------------------------------------- defaults on the device
+
+# The rules variant=None follows on the device, from RowStats (docs/labs/sparse.md, "Defaults",
+# has the figures behind each constant). Host matrices with NumPy operands keep the C default
+# (openmp; serial for cg), which the figures do not contest.
+
+# csr_scalar, a thread per row: 1.00 of the copy rate on the 5-point Laplacian (rows of 5,
+# cv 0.006), 1.24x csr_subwarp's best there. A row longer than 16 holds its warp's 31 other
+# threads (and reads 16 entries apart from theirs): 16 is our bound for "short".
+SCALAR_MAX_ROW = 16
+SCALAR_MAX_CV = ELL_MAX_CV
+# csr_subwarp leaves a row to one group of `lanes` lanes, 4 strided loads each a pass, so the
+# longest row takes max_row / (4 lanes) passes of two dependent loads (~1.2 us each under load),
+# while the whole matrix streams at ~100 nonzeros a ns (the power-law figures). Where that row
+# would take more than half the stream's time, one group holds the kernel's end: merge path,
+# which cuts rows into equal shares, is the default. Half the stream's time in passes: nnz / (2
+# x 100 x 1200) passes of 4 lanes entries, i.e. max_row x 60000 > nnz x lanes. On R-MAT
+# (Graph500, 2^22 rows, mean 16, longest ~10^5) this picks merge path (0.70x cuSPARSE measured,
+# where csr_subwarp at 8 lanes ran 0.26x); on the power-law matrix (longest 1348) csr_subwarp.
+SUBWARP_STRAGGLER_RATIO = 60000
+CG_DIA_MAX_DIAGONALS = 32  # cuda/sparse/sparse.h's GLC_CG_DIA_MAX_DIAGONALS
+
+
+class Choice(NamedTuple):
+    """The variant a default rule picks: its name, csr_subwarp's lanes (None for the other
+    variants) and why, in words."""
+    variant: str
+    lanes: Optional[int]
+    reason: str
+
+
+def subwarp_lanes(stats):
+    """csr_subwarp's lanes per row for a matrix of these RowStats: the power of two in 2..32
+    nearest half its weighted mean row length (the smallest L with 2 sqrt(2) L >= it), so
+    that each lane takes about two entries of the rows that hold the work. The plain mean
+    misleads on skewed matrices: most rows of a power-law matrix are short and most of its
+    nonzeros lie in long rows (weighted mean 40.7 against mean 15 on the lab's matrix, where
+    16 lanes ran 0.618 ms against 0.651 at 4 and 0.704 at 2)."""
+    weighted = stats.weighted_mean
+    lanes = 2
+    while lanes < 32 and 8 * lanes * lanes < weighted * weighted:
+        lanes *= 2
+    return lanes
+
+
+def spmv_default(stats):
+    """The Choice of spmv's variant=None on the device for a matrix of these RowStats: csr_scalar
+    for short regular rows, else csr_subwarp with subwarp_lanes, unless its longest row would
+    hold the kernel's end (SUBWARP_STRAGGLER_RATIO), then csr_merge_path. Never cuSPARSE: the
+    default is one of gpulab's own kernels."""
+    if stats.nnz == 0:
+        return Choice("csr_scalar", None, "no nonzeros: every rung writes zeros")
+    if stats.cv <= SCALAR_MAX_CV and stats.max_row <= SCALAR_MAX_ROW:
+        return Choice("csr_scalar", None,
+                      f"short regular rows (max {stats.max_row} <= {SCALAR_MAX_ROW}, cv "
+                      f"{stats.cv:.2f} <= {SCALAR_MAX_CV}): a thread per row streams them at "
+                      "the copy rate")
+    lanes = subwarp_lanes(stats)
+    if stats.max_row * SUBWARP_STRAGGLER_RATIO > stats.nnz * lanes:
+        return Choice("csr_merge_path", None,
+                      f"the longest row ({stats.max_row} of {stats.nnz} nonzeros) would hold "
+                      f"one group of {lanes} lanes past the rest of the matrix: merge path "
+                      "shares it among threads")
+    return Choice("csr_subwarp", lanes,
+                  f"rows vary (cv {stats.cv:.2f}, max {stats.max_row}): {lanes} lanes a row, "
+                  f"about half the weighted mean row length {stats.weighted_mean:.1f}")
+
+
+def spmm_default(stats, k=None):
+    """The Choice of spmm's variant=None on the device: register_tiled, the fastest rung at
+    k = 8 and 32 on both of the lab's matrices (6.8x / 2.6x cuSPARSE SpMM on the Laplacian,
+    1.4x / 1.03x row_per_block on the power-law matrix); neither the matrix nor k changes it."""
+    return Choice("register_tiled", None,
+                  "4 columns of C a thread in registers: the fastest rung at k = 8 and 32 on "
+                  "the Laplacian and the power-law matrix")
+
+
+def cg_default(stats, diagonals, index_bytes, value_bytes):
+    """The Choice of cg's variant=None on the device: dia_fused where it accepts A (at most 32
+    diagonals, its DIA arrays of diagonals x rows values no larger than the CSR arrays: the
+    test cuda/sparse/dia.cuh applies), fused otherwise. dia_fused ran 0.55x fused's time an
+    iteration on the Laplacian (0.719 against 1.301 ms; 0.802 against 1.404 with Jacobi)."""
+    rows = stats.rows
+    dia = diagonals * rows * value_bytes
+    csr = stats.nnz * (value_bytes + index_bytes) + (rows + 1) * index_bytes
+    if diagonals <= CG_DIA_MAX_DIAGONALS and dia <= csr:
+        return Choice("dia_fused", None,
+                      f"{diagonals} diagonals: DIA holds {dia} bytes against CSR's {csr}, no "
+                      "indices read, 2 passes an iteration")
+    if diagonals > CG_DIA_MAX_DIAGONALS:
+        why = f"more than {CG_DIA_MAX_DIAGONALS} diagonals"
+    else:
+        why = f"{diagonals} diagonals would take {dia} bytes against CSR's {csr}"
+    return Choice("fused", None, f"{why}: CSR with fused passes")
+
+
+_DEFAULT_OPS = ("spmv", "spmm", "cg")
+
+
+def _choice(A, op, stream=None):
+    """The Choice for op on A (a CSR), worked out once and kept on A: no host work after the
+    first call (the statistics and the diagonal count are kept too)."""
+    choice = A._choices.get(op)
+    if choice is None:
+        stats = A.row_stats(stream)
+        if op == "spmv":
+            choice = spmv_default(stats)
+        elif op == "spmm":
+            choice = spmm_default(stats)
+        else:
+            choice = cg_default(stats, A.diagonals(stream), A.index_dtype.itemsize,
+                                A.dtype.itemsize)
+        A._choices[op] = choice
+    return choice
+
+
+def default_variant(op, A):
+    """The variant op ("spmv", "spmm" or "cg") runs for A when variant=None and the operands are
+    on the device, as a dict: "variant" (its name), "lanes" (csr_subwarp's, else None) and
+    "reason". On host arrays the C default runs instead (openmp; serial for cg). Reads A's
+    statistics (computed once, where A lives) and keeps the choice on A."""
+    if op not in _DEFAULT_OPS:
+        raise ValueError(f"op must be one of {', '.join(_DEFAULT_OPS)}, got {op!r}")
+    A = _as_csr(A)
+    if op == "cg" and A.shape[0] != A.shape[1]:
+        raise ValueError(f"A must be square for cg, got {A.shape[0]} x {A.shape[1]}")
+    return _choice(A, op)._asdict()
+
+
+def _is_subwarp(variant):
+    return variant in (8, "csr_subwarp")  # cuda/sparse/sparse.h's GLC_SPMV_CSR_SUBWARP
+
+
 # ---------------------------------------------------------------- spmv
 
 # What each variant reads and writes beyond CSR SpMV's least traffic (docs/labs/sparse.md): the
@@ -471,16 +733,25 @@ def spmv(A, x, variant=None, block=None, stream=None, lanes=None):
 
     NumPy x (and a host A): NumPy y. A device x: A's arrays go to the device (kept on A, see
     CSR.to_device) and y is a DeviceArray, computed asynchronously on `stream`.
-    `variant`: None (the best where it runs), an id or a name from ``gl.variants("spmv")``.
+    `variant`: an id or a name from ``gl.variants("spmv")``, or None: on the device, the rung
+    spmv_default picks from A's row statistics (csr_scalar, csr_subwarp or csr_merge_path;
+    gl.sparse.default_variant("spmv", A) says which and why), on the host the C default (openmp).
     `block`: threads per block of the CUDA variants 0-6 and 8; `lanes`: lanes per row of
-    csr_subwarp (8), 2, 4, 8, 16 or 32 (None or 0: from the mean row length). Each y[i] lies
-    within the bound of tests/references/sparse.py of the float64 product (the parallel variants
-    reassociate)."""
+    csr_subwarp (8), 2, 4, 8, 16 or 32 (None: subwarp_lanes of A's statistics; 0: the C rule,
+    from the mean row length). The statistics are computed once per matrix, where it lives, and
+    kept. Each y[i] lies within the bound of tests/references/sparse.py of the float64 product
+    (the parallel variants reassociate)."""
     A = _as_csr(A)
-    if _is_device(x) and not A.on_device:
+    if not A.on_device and _is_device(x):
         A = A.to_device(stream=stream)
-    return _core.spmv(A.data, A.indices, A.indptr, x, variant, stream, A.shape[1], A.max_row,
-                      block, lanes)
+    if A.on_device:
+        if variant is None:
+            choice = _choice(A, "spmv", stream)
+            variant, lanes = choice.variant, choice.lanes if lanes is None else lanes
+        elif lanes is None and _is_subwarp(variant):
+            lanes = subwarp_lanes(A.row_stats(stream))
+    return _core.spmv(A.data, A.indices, A.indptr, x, variant, stream, A.shape[1],
+                      A.row_stats(stream).max_row, block, lanes)
 
 
 # ---------------------------------------------------------------- spmm
@@ -528,14 +799,17 @@ def spmm(A, B, variant=None, block=None, stream=None):
     (A.shape[1], k) matrix B of A's dtype; C is (A.shape[0], k), row-major.
 
     NumPy B (and a host A): NumPy C. A device B: A's arrays go to the device (kept on A) and C
-    is a DeviceArray, computed asynchronously on `stream`. `variant`: None (the best where it
-    runs), an id or a name from ``gl.variants("spmm")``. `block`: threads per block of the CUDA
-    variants 0-1. Each C[i, j] lies within the bound of tests/references/sparse.py."""
+    is a DeviceArray, computed asynchronously on `stream`. `variant`: an id or a name from
+    ``gl.variants("spmm")``, or None: on the device spmm_default's (register_tiled), on the host
+    the C default (openmp). `block`: threads per block of the CUDA variants 0-1. Each C[i, j]
+    lies within the bound of tests/references/sparse.py."""
     A = _as_csr(A)
-    if _is_device(B) and not A.on_device:
+    if not A.on_device and _is_device(B):
         A = A.to_device(stream=stream)
-    return _core.spmm(A.data, A.indices, A.indptr, B, variant, stream, A.shape[1], A.max_row,
-                      block)
+    if A.on_device and variant is None:
+        variant = _choice(A, "spmm", stream).variant
+    return _core.spmm(A.data, A.indices, A.indptr, B, variant, stream, A.shape[1],
+                      A.row_stats(stream).max_row, block)
 
 
 # ---------------------------------------------------------------- cg
@@ -678,11 +952,13 @@ def cg(A, b, x0=None, rtol=1e-5, atol=0.0, maxiter=None, M="jacobi", variant=Non
     history's spacing; the device variants read it one check behind their launches). phases=True
     times the operator, the reductions and the vector updates with CUDA events around their
     launches: the events do not synchronize the phases, but each timed iteration ends with a
-    wait for its last event, so the total is slower than an untimed solve. `variant`: None (the
-    best where it runs), an id or a name from ``gl.variants("cg")``; `block`: threads per block
-    of the CUDA variants. Variant dia_fused stores A by its diagonals (gl.sparse.dia_offsets) and
-    refuses, with a ValueError, a matrix of more than 32 diagonals or one whose diagonals would
-    take more bytes than its CSR arrays."""
+    wait for its last event, so the total is slower than an untimed solve. `variant`: an id or a
+    name from ``gl.variants("cg")``, or None: on the device cg_default's (dia_fused where it
+    accepts A, its diagonals counted on the device once and kept; fused otherwise), on the host
+    the C default (serial); `block`: threads per block of the CUDA variants. Variant dia_fused
+    stores A by its diagonals (gl.sparse.dia_offsets) and refuses, with a ValueError, a matrix
+    of more than 32 diagonals or one whose diagonals would take more bytes than its CSR
+    arrays."""
     A = _as_csr(A)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"A must be square for cg, got {A.shape[0]} x {A.shape[1]}")
@@ -691,14 +967,17 @@ def cg(A, b, x0=None, rtol=1e-5, atol=0.0, maxiter=None, M="jacobi", variant=Non
     k = _cg_maxiter(A, maxiter)
     check_every = _cg_int("check_every", check_every, 1)
     rtol, atol = _cg_tolerance("rtol", rtol), _cg_tolerance("atol", atol)
-    device = _is_device(b)
+    device = A.on_device or _is_device(b)
     if device and not A.on_device:
         A = A.to_device(stream=stream)
+    if device and variant is None:
+        variant = _choice(A, "cg", stream).variant
     if x0 is None:
         x0 = (_core.empty(0, dtype=A.dtype, stream=stream) if device
               else np.empty(0, dtype=A.dtype))
     x, residuals, iterations, converged, breakdown, ms = _core.cg(
-        A.data, A.indices, A.indptr, b, x0, variant, stream, A.shape[1], A.max_row, block,
+        A.data, A.indices, A.indptr, b, x0, variant, stream, A.shape[1],
+        A.row_stats(stream).max_row, block,
         rtol, atol, k, check_every, M == "jacobi", bool(phases))
     return CgResult(x, int(iterations), residuals, bool(converged), bool(breakdown),
                     dict(zip(PHASES, ms)) if ms is not None else None)

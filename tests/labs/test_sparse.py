@@ -106,7 +106,8 @@ def test_csr_subwarp_every_lanes_value():
 
 
 def test_lanes_is_csr_subwarp_s_tunable():
-    """lanes: 2, 4, 8, 16 or 32 (None or 0: from the mean row length), for csr_subwarp alone;
+    """lanes: 2, 4, 8, 16 or 32 (None: from the row statistics; 0: csr.cu's rule from the mean
+    row length), for csr_subwarp alone;
     other values are refused before anything runs."""
     v = next(v for v in gl.variants("spmv") if v.name == "csr_subwarp")
     assert v.id == 8 and v.kernels == ("spmv_csr_subwarp",) and not v.best
@@ -201,7 +202,8 @@ def test_csr_errors_name_the_argument():
 
 @pytest.mark.gpu
 def test_device_offsets_are_checked():
-    """A device matrix's indptr is copied to the host once (for max_row) and checked there."""
+    """A device matrix's indptr is analysed on the device once (csr_stats, for max_row and the
+    default) and checked there: a decreasing row is a ValueError."""
     A = gl.CSR(gl.to_device(np.array([0, 2, 1], np.int32)),
                gl.to_device(np.array([0, 1], np.int32)), gl.to_device(np.ones(2, np.float32)),
                shape=(2, 2))

@@ -10,7 +10,11 @@
 #include "cpu.h"
 #include "csrc/core/args.h"
 #include "csrc/core/device_memory.h"
+#include "csrc/core/errors.h"
+#include "csrc/core/interop.h"
 #include "csrc/core/operands.h"
+#include "csrc/core/runtime.h"
+#include "csrc/core/stream.h"
 #include "cuda/sparse/sparse.h"
 #include "variants.h"
 
@@ -336,6 +340,104 @@ static PyObject *py_cg(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   return out;
 }
 
+/* ---- matrix analysis on the device (cuda/sparse/stats.cu) */
+
+/* A 1-D int32/int64 device array argument as a DeviceArray ordered on stream (a new reference),
+ * or NULL raised; *dtype receives its glc dtype. */
+static gl_DeviceArrayObject *device_index_array(PyObject *obj, const char *name, glc_stream stream,
+                                                int *dtype) {
+  gl_DeviceArrayObject *a = gl_as_device_array(obj, name, stream);
+  if (!a) return NULL;
+  if (gl_check_device_array(a, name, 1, 0) < 0) {
+    Py_DECREF(a);
+    return NULL;
+  }
+  *dtype = gl_dtype_code(a->dtype);
+  if (*dtype != GLC_I32 && *dtype != GLC_I64) {
+    PyErr_Format(PyExc_TypeError, "%s must be int32 or int64, got %s", name,
+                 *dtype >= 0 ? gl_dtype_name(*dtype) : "another dtype");
+    Py_DECREF(a);
+    return NULL;
+  }
+  return a;
+}
+
+/* csr_stats(indptr, stream) -> (first, last, max_row, empty_rows, decreasing_rows, sum_squares)
+ * of the device array indptr (rows + 1 offsets, rows >= 0): one kernel and one copy of a few
+ * numbers; the call waits for them. */
+static PyObject *py_csr_stats(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 2)
+    return PyErr_Format(PyExc_TypeError, "_core.csr_stats takes 2 positional arguments");
+  glc_stream stream;
+  PyObject *keep = NULL, *out = NULL;
+  if (gl_require_gpu("csr_stats") < 0 || gl_stream_arg(args[1], &stream, &keep) < 0) return NULL;
+  int dtype;
+  gl_DeviceArrayObject *indptr = device_index_array(args[0], "indptr", stream, &dtype);
+  if (indptr && indptr->size < 1) {
+    PyErr_SetString(PyExc_ValueError, "indptr must have rows + 1 >= 1 elements, got 0");
+  } else if (indptr) {
+    const glc_csr a = {
+        .rows = (size_t)indptr->size - 1, .index_dtype = dtype, .indptr = indptr->ptr};
+    glc_csr_row_stats st;
+    int code;
+    Py_BEGIN_ALLOW_THREADS
+    code = glc_csr_stats(&a, &st, stream);
+    Py_END_ALLOW_THREADS
+    gl_devarray_use(indptr, stream, keep);
+    if (code)
+      gl_raise_cuda(code);
+    else
+      out = Py_BuildValue("(LLKKKd)", st.first, st.last, st.max_row, st.empty_rows,
+                          st.decreasing_rows, st.sum_squares);
+  }
+  Py_XDECREF(indptr);
+  Py_XDECREF(keep);
+  return out;
+}
+
+/* csr_diagonals(indptr, indices, stream) -> the distinct offsets col - row of the device CSR
+ * arrays, or GLC_CG_DIA_MAX_DIAGONALS + 1 for more (cg's dia_fused limit). indptr is trusted
+ * to have been checked (csr_stats): its offsets index indices. */
+static PyObject *py_csr_diagonals(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 3)
+    return PyErr_Format(PyExc_TypeError, "_core.csr_diagonals takes 3 positional arguments");
+  glc_stream stream;
+  PyObject *keep = NULL, *out = NULL;
+  if (gl_require_gpu("csr_diagonals") < 0 || gl_stream_arg(args[2], &stream, &keep) < 0)
+    return NULL;
+  int dtype = -1, indices_dtype = -1;
+  gl_DeviceArrayObject *indptr = device_index_array(args[0], "indptr", stream, &dtype);
+  gl_DeviceArrayObject *indices =
+      indptr ? device_index_array(args[1], "indices", stream, &indices_dtype) : NULL;
+  if (indices && indices_dtype != dtype) {
+    PyErr_Format(PyExc_TypeError, "indices must have indptr's dtype %s, got %s",
+                 gl_dtype_name(dtype), gl_dtype_name(indices_dtype));
+  } else if (indices && indptr->size < 1) {
+    PyErr_SetString(PyExc_ValueError, "indptr must have rows + 1 >= 1 elements, got 0");
+  } else if (indices) {
+    const glc_csr a = {.rows = (size_t)indptr->size - 1,
+                       .nnz = (size_t)indices->size,
+                       .index_dtype = dtype,
+                       .indptr = indptr->ptr,
+                       .indices = indices->ptr};
+    long long count = 0;
+    int code;
+    Py_BEGIN_ALLOW_THREADS
+    code = glc_csr_diagonals(&a, &count, stream);
+    Py_END_ALLOW_THREADS
+    gl_devarray_use(indptr, stream, keep);
+    gl_devarray_use(indices, stream, keep);
+    if (code)
+      gl_raise_cuda(code);
+    else
+      out = PyLong_FromLongLong(count);
+  }
+  Py_XDECREF(indices);
+  Py_XDECREF(indptr);
+  Py_XDECREF(keep);
+  return out;
+}
+
 static PyMethodDef sparse_methods[] = {
     {"spmv", (PyCFunction)(void (*)(void))py_spmv, METH_FASTCALL,
      "spmv(data, indices, indptr, x, variant, stream, cols, max_row, block, lanes): y = A x for "
@@ -348,6 +450,12 @@ static PyMethodDef sparse_methods[] = {
      "cg(data, indices, indptr, b, x0, variant, stream, cols, max_row, block, rtol, atol, "
      "maxiter, check_every, jacobi, phases): conjugate gradients on A x = b from x0 (empty: "
      "zeros); (x, residual norms, iterations, converged, breakdown, phase ms or None)."},
+    {"csr_stats", (PyCFunction)(void (*)(void))py_csr_stats, METH_FASTCALL,
+     "csr_stats(indptr, stream): (indptr[0], indptr[rows], max_row, empty_rows, decreasing_rows, "
+     "sum of squared row lengths) of a device indptr, computed on the device."},
+    {"csr_diagonals", (PyCFunction)(void (*)(void))py_csr_diagonals, METH_FASTCALL,
+     "csr_diagonals(indptr, indices, stream): the distinct diagonals col - row of a device CSR "
+     "matrix, or 33 for more than 32, counted on the device."},
     {NULL}};
 
 static const gl_ladder *const sparse_ladders[] = {&gl_ladder_spmv, &gl_ladder_spmm, &gl_ladder_cg,

@@ -17,7 +17,7 @@ static const gl_variant spmv_variants[] = {
      .name = "csr_scalar",
      .backend = GL_BACKEND_CUDA,
      .summary = "S3's kernel: one thread per row; a warp's rows start far apart (uncoalesced), "
-                "and one long row holds its warp.",
+                "and one long row holds its warp. gl.spmv's default for short regular rows.",
      .seed = "S3 10.3",
      .kernels = "spmv_csr_scalar",
      .dtypes = GL_FLOATS,
@@ -37,7 +37,8 @@ static const gl_variant spmv_variants[] = {
      .name = "csr_merge_path",
      .backend = GL_BACKEND_CUDA,
      .summary = "Merge path: rows plus nonzeros in equal shares per thread (a diagonal binary "
-                "search each); rows cut by a share's edge added with atomics.",
+                "search each); rows cut by a share's edge added with atomics. gl.spmv's default "
+                "where one long row would outlast the rest (best: the matrix-blind default).",
      .seed = "Merrill and Garland, merge-based SpMV",
      .kernels = "spmv_csr_merge_path",
      .dtypes = GL_FLOATS,
@@ -95,14 +96,15 @@ static const gl_variant spmv_variants[] = {
      .name = "csr_subwarp",
      .backend = GL_BACKEND_CUDA,
      .summary = "A group of `lanes` lanes per row (default: the power of two nearest half the "
-                "mean row length, 2..32), 4 strided gathers of x in flight per lane, a group "
-                "shuffle.",
+                "nonzero-weighted mean row length, 2..32), 4 strided gathers of x in flight per "
+                "lane, a group shuffle. gl.spmv's default for irregular rows.",
      .seed = "S3 10.3; sub-warp CSR vector",
      .kernels = "spmv_csr_subwarp",
      .dtypes = GL_FLOATS,
      .flags = GL_DETERMINISTIC,
-     /* lanes 0 (the default, which `lanes=None` gives): chosen from the matrix's mean row length
-      * in csr.cu; the tunable's values list holds only the explicit choices (0 ends the list) */
+     /* lanes=None: gl.spmv passes subwarp_lanes of the matrix's statistics; lanes 0: csr.cu's
+      * rule from the mean row length; the values list holds only the explicit choices (0 ends
+      * the list) */
      .tunables = {{"block", GL_BLOCKS_POW2, 256}, {"lanes", {2, 4, 8, 16, 32, 0}, 0}}},
     {.id = GLC_SPMV_CPU_SERIAL,
      .name = "serial",
@@ -137,7 +139,7 @@ static const gl_variant spmm_variants[] = {
      .name = "register_tiled",
      .backend = GL_BACKEND_CUDA,
      .summary = "A thread per 4 columns of a row of C, held in registers: each entry of A loaded "
-                "once for 4 products; small k packs rows into a warp.",
+                "once for 4 products; small k packs rows into a warp. gl.spmm's default.",
      .seed = "S3 11.3; register tiling",
      .kernels = "spmm_register_tiled",
      .dtypes = GL_FLOATS,
@@ -199,7 +201,8 @@ static const gl_variant cg_variants[] = {
      .name = "fused",
      .backend = GL_BACKEND_CUDA,
      .summary = "Device scalars and fused passes: SpMV with p.Ap, x and r (and Jacobi's z) in one "
-                "pass with r.z and r.r, p's update zeroing q: 2 passes and 2 reductions.",
+                "pass with r.z and r.r, p's update zeroing q: 2 passes and 2 reductions. gl.cg's "
+                "default where dia_fused refuses A.",
      .seed = "S3 11.5 step 4",
      .kernels = "cg_spmv_dot cg_update_xr cg_update_p cg_dot_partials cg_scalars "
                 "(cg_inverse_diagonal cg_jacobi spmv_csr_merge_path cg_residual_init)",
@@ -222,7 +225,8 @@ static const gl_variant cg_variants[] = {
      .backend = GL_BACKEND_CUDA,
      .summary = "A stored by its diagonals (DIA, built in the call; at most 32, in fewer bytes "
                 "than the CSR arrays, else a ValueError), p's update and the previous x update "
-                "inside the SpMV: 2 passes and 2 reductions an iteration, no indices read.",
+                "inside the SpMV: 2 passes and 2 reductions an iteration, no indices read. gl.cg's "
+                "default where it accepts A.",
      .seed = "S3 11.5 step 4; Saad, Iterative Methods 3.4 (DIA)",
      .kernels = "dia_find_offsets dia_fill cg_dia_step cg_update_r cg_dia_finish_x "
                 "cg_dot_partials cg_scalars "

@@ -127,6 +127,42 @@ GLC_API int glc_csr_stats(const glc_csr *a, glc_csr_row_stats *stats, glc_stream
  * indices; waits for the stream. */
 GLC_API int glc_csr_diagonals(const glc_csr *a, long long *diagonals, glc_stream stream);
 
+/* The Graph500 R-MAT (Kronecker) generator, gl.sparse.rmat: edges draws of scale levels each, a
+ * level's two 32-bit draws the halves of splitmix64(edge_key + (32 e + level + 1) * golden); the
+ * row bit is draw_hi >= t_ab, the column bit draw_lo >= (row bit ? t_c : t_a) (thresholds in
+ * 0..2^32). Labels then go through a Feistel bijection of [0, 2^scale) keyed by perm_key. The
+ * host's twin, gpulab/labs/sparse.py's _rmat_host, draws the same numbers. */
+#define GLC_RMAT_FEISTEL_ROUNDS 4
+typedef struct {
+  int scale;                /* 1..31: 2^scale vertices */
+  unsigned long long edges; /* >= 1 */
+  unsigned long long t_ab, t_a, t_c;
+  unsigned long long edge_key, perm_key;
+} glc_rmat;
+
+/* Where glc_rmat_edges left the merged edges, inside its workspace: the distinct keys
+ * row * 2^scale + col in ascending order, the edges of each (uint32, or uint64 past 2^32 - 1
+ * edges), and their number (an unsigned long long in device memory). */
+typedef struct {
+  const void *keys, *counts;
+  const void *count;
+} glc_rmat_merged;
+
+/* The device bytes glc_rmat_edges needs as its workspace: two arrays of edges 64-bit keys, the
+ * counts, CUB's scratch and the count. */
+GLC_API int glc_rmat_workspace_bytes(const glc_rmat *p, size_t *bytes);
+/* Draws the edges, sorts their keys (CUB's radix sort on 2 scale bits) and merges repeats
+ * (CUB's reduce-by-key), in workspace (device memory of glc_rmat_workspace_bytes, 256-byte
+ * aligned); asynchronous on stream. */
+GLC_API int glc_rmat_edges(const glc_rmat *p, void *workspace, size_t workspace_bytes,
+                           glc_rmat_merged *merged, glc_stream stream);
+/* The CSR of the nnz merged edges: indptr (2^scale + 1 offsets, a binary search of each row's
+ * first key), indices (each key's column) and data (its edges), index_dtype GLC_I32 or GLC_I64,
+ * dtype GLC_F32 or GLC_F64; asynchronous on stream. */
+GLC_API int glc_rmat_csr(const glc_rmat *p, const glc_rmat_merged *merged, size_t nnz,
+                         int index_dtype, int dtype, void *indptr, void *indices, void *data,
+                         glc_stream stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,7 +12,7 @@ section 11.3; and the test matrices, all made in code.
     gl.sparse_format_advice(A)               # row statistics and the format S3's rule picks
     gl.sparse.default_variant("spmv", A)     # the rung variant=None runs on the device, and why
     gl.sparse.poisson2d(64), gl.sparse.poisson3d(16), gl.sparse.banded(1000, (-2, 0, 3)),
-    gl.sparse.powerlaw(10000, 12, seed=0)
+    gl.sparse.powerlaw(10000, 12, seed=0), gl.sparse.rmat(16, 16, 0.57, 0.19, 0.19, seed=0)
 
 Host matrices are checked and canonicalized on construction as scipy's sum_duplicates does:
 columns sorted within each row, duplicate entries summed (explicit zeros kept). Device matrices
@@ -482,6 +482,154 @@ def powerlaw(rows, mean_nnz, seed=0, cols=None, sigma=1.0, dtype=np.float64):
     vals = rng.standard_normal(total)
     vals[vals == 0] = 0.5
     return _from_coo(r, c, vals, (rows, cols), dtype)  # repeated columns are summed
+
+
+# R-MAT's hashes (splitmix64's constants): one 64-bit draw per edge and level, the same integers
+# on the host and in cuda/sparse/rmat.cu, so that both paths give the same matrix for a seed.
+_GOLDEN = 0x9E3779B97F4A7C15
+_MIX1, _MIX2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+_U64 = (1 << 64) - 1
+RMAT_FEISTEL_ROUNDS = 4  # cuda/sparse/sparse.h's GLC_RMAT_FEISTEL_ROUNDS
+RMAT_MAX_EDGES = 1 << 48  # far past any device's memory; keeps edge * 32 + level in 64 bits
+
+
+def _mix64_int(z):
+    """splitmix64's finalizer on one Python int of 64 bits (the seed's keys)."""
+    z = ((z ^ (z >> 30)) * _MIX1) & _U64
+    z = ((z ^ (z >> 27)) * _MIX2) & _U64
+    return z ^ (z >> 31)
+
+
+def _mix64(z, out=None, tmp=None):
+    """splitmix64's finalizer on a uint64 array (products wrap, as in C), into out (a new array
+    by default; tmp: scratch of z's shape), in place to spare the host path's allocations."""
+    out = np.empty_like(z) if out is None else out
+    tmp = np.empty_like(z) if tmp is None else tmp
+    np.right_shift(z, np.uint64(30), out=tmp)
+    np.bitwise_xor(z, tmp, out=out)
+    out *= np.uint64(_MIX1)
+    for shift, factor in ((27, _MIX2), (31, None)):
+        np.right_shift(out, np.uint64(shift), out=tmp)
+        out ^= tmp
+        if factor:
+            out *= np.uint64(factor)
+    return out
+
+
+def _feistel(x, scale, key):
+    """A bijection of [0, 2^scale) (uint64 array x): RMAT_FEISTEL_ROUNDS Feistel rounds on the
+    low and high halves of the bits (floor and ceil of scale / 2, swapping each round, so odd
+    scales are exact too), each half mixed with a hash of the other."""
+    lo_bits, hi_bits = scale // 2, scale - scale // 2
+    for r in range(RMAT_FEISTEL_ROUNDS):
+        lo = x & np.uint64((1 << lo_bits) - 1)
+        hi = x >> np.uint64(lo_bits)
+        f = _mix64(np.uint64((key + r * _GOLDEN) & _U64) ^ lo)
+        x = (lo << np.uint64(hi_bits)) | ((hi ^ f) & np.uint64((1 << hi_bits) - 1))
+        lo_bits, hi_bits = hi_bits, lo_bits
+    return x
+
+
+def _rmat_threshold(p):
+    """p as a 32-bit threshold t: a draw r of 32 bits is below t with probability t / 2^32."""
+    return int(round(min(max(p, 0.0), 1.0) * 2.0**32))
+
+
+def _rmat_args(scale, edge_factor, a, b, c, seed, dtype):
+    try:
+        scale, edge_factor, seed = (operator.index(v) for v in (scale, edge_factor, seed))
+    except TypeError:
+        raise TypeError("scale, edge_factor and seed must be integers, got "
+                        f"{type(scale).__name__}, {type(edge_factor).__name__} and "
+                        f"{type(seed).__name__}") from None
+    if not 1 <= scale <= 31:
+        raise ValueError(f"scale must lie in 1..31 (2^scale vertices, int32 labels), got {scale}")
+    if edge_factor < 1 or edge_factor << scale > RMAT_MAX_EDGES:
+        raise ValueError(f"edge_factor must be >= 1 and edge_factor * 2^scale <= 2^48, got "
+                         f"{edge_factor}")
+    if not 0 <= seed <= _U64:
+        raise ValueError(f"seed must lie in 0..2^64 - 1, got {seed}")
+    probs = []
+    for name, p in (("a", a), ("b", b), ("c", c)):
+        if not isinstance(p, (int, float, np.integer, np.floating)) or isinstance(p, bool):
+            raise TypeError(f"{name} must be a real number, got {type(p).__name__}")
+        p = float(p)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"{name} must lie in [0, 1], got {p}")
+        probs.append(p)
+    a, b, c = probs
+    if a + b + c > 1.0 + 1e-12:
+        raise ValueError(f"a + b + c must be <= 1 (d = 1 - a - b - c), got {a + b + c}")
+    dtype = np.dtype(dtype)
+    if dtype not in _VALUE_DTYPES:
+        raise TypeError(f"dtype must be float32 or float64, got {dtype}")
+    # Graph500's two draws a level: the row bit is 1 with probability c + d, then the column
+    # bit is 1 with probability b / (a + b) in the top half, d / (c + d) in the bottom one
+    ab, cd = a + b, max(0.0, 1.0 - a - b)
+    thresholds = (_rmat_threshold(ab), _rmat_threshold(a / ab if ab > 0 else 1.0),
+                  _rmat_threshold(c / cd if cd > 0 else 1.0))
+    keys = (_mix64_int((seed + _GOLDEN) & _U64), _mix64_int((seed + 2 * _GOLDEN) & _U64))
+    return scale, edge_factor << scale, thresholds, keys, dtype
+
+
+def _rmat_host(scale, edges, thresholds, keys, dtype):
+    """The CSR arrays of rmat on the host: every edge drawn level by level (vectorized over the
+    edges), labels permuted, keys row * 2^scale + col sorted and their repeats counted."""
+    t_ab, t_a, t_c = (np.uint64(t) for t in thresholds)
+    edge_key, perm_key = keys
+    n = 1 << scale
+    counter = (np.arange(edges, dtype=np.uint64) * np.uint64(32) + np.uint64(1)) * np.uint64(
+        _GOLDEN) + np.uint64(edge_key)
+    rows = np.zeros(edges, np.uint64)
+    cols = np.zeros(edges, np.uint64)
+    h, tmp, bit = (np.empty(edges, np.uint64) for _ in range(3))
+    down, right = np.empty(edges, bool), np.empty(edges, bool)
+    for level in range(scale):
+        _mix64(counter, h, tmp)
+        np.greater_equal(np.right_shift(h, np.uint64(32), out=tmp), t_ab, out=down)
+        np.bitwise_and(h, np.uint64(0xFFFFFFFF), out=h)
+        np.greater_equal(h, np.where(down, t_c, t_a), out=right)
+        for flags, labels in ((down, rows), (right, cols)):
+            np.left_shift(flags, np.uint64(level), out=bit, dtype=np.uint64)
+            labels |= bit
+        counter += np.uint64(_GOLDEN)
+    del counter, h, tmp, bit, down, right
+    perm = _feistel(np.arange(n, dtype=np.uint64), scale, perm_key)
+    edge_keys = (perm[rows] << np.uint64(scale)) | perm[cols]
+    del rows, cols
+    unique, counts = np.unique(edge_keys, return_counts=True)
+    index = np.int64 if unique.size > _INT32_MAX else np.int32
+    indptr = np.searchsorted(unique, np.arange(n + 1, dtype=np.uint64) << np.uint64(scale))
+    return (indptr.astype(index), (unique & np.uint64(n - 1)).astype(index),
+            counts.astype(dtype))
+
+
+def rmat(scale, edge_factor=16, a=0.57, b=0.19, c=0.19, seed=0, dtype=np.float32, device=True,
+         stream=None):
+    """The Graph500 R-MAT (Kronecker) graph of n = 2^scale vertices and edge_factor * n edges,
+    as an n x n CSR of dtype (float32 or float64) and int32 indices (int64 past 2^31 - 1 stored
+    entries).
+
+    Each edge picks its row and column bit by bit, scale times: the quadrant (top-left,
+    top-right, bottom-left, bottom-right) with probabilities a, b, c and d = 1 - a - b - c, as
+    the Graph500 specification's generator does (its defaults 0.57, 0.19, 0.19). The vertex
+    labels are then permuted by a random bijection of [0, n) (rows and columns alike, from
+    seed), so that the hubs do not all sit at the low labels. Repeated edges are summed, as
+    SpMV on Graph500's edge list (which keeps them) would: each entry counts its edges, and the
+    values sum to edge_factor * n. Self-loops are kept.
+
+    device=True (the default) builds it on the GPU, where there is one, and returns a CSR whose
+    arrays are DeviceArrays, made on `stream`; device=False, or no GPU, builds it with NumPy and
+    returns a host CSR. Both draw the same numbers (a counter-based hash of seed, edge and
+    level), so a seed gives the same matrix on both. On the GPU, more temporary device memory
+    than is free (about 28 bytes an edge in float32) is a ValueError before anything runs."""
+    scale, edges, thresholds, keys, dtype = _rmat_args(scale, edge_factor, a, b, c, seed, dtype)
+    n = 1 << scale
+    if device and _core.cuda_available():
+        arrays = _core.rmat(scale, edges, *thresholds, *keys, dtype, stream)
+    else:
+        arrays = _rmat_host(scale, edges, thresholds, keys, dtype)
+    return CSR(*arrays, shape=(n, n))
 
 
 # ---------------------------------------------------------------- format advice

@@ -9,12 +9,14 @@
 
 #include "cpu.h"
 #include "csrc/core/args.h"
+#include "csrc/core/devarray.h"
 #include "csrc/core/device_memory.h"
 #include "csrc/core/errors.h"
 #include "csrc/core/interop.h"
 #include "csrc/core/operands.h"
 #include "csrc/core/runtime.h"
 #include "csrc/core/stream.h"
+#include "csrc/core/transfer.h"
 #include "cuda/sparse/sparse.h"
 #include "variants.h"
 
@@ -438,6 +440,133 @@ static PyObject *py_csr_diagonals(PyObject *m, PyObject *const *args, Py_ssize_t
   return out;
 }
 
+/* rmat's device memory that CUDA could hand out now: what the driver calls free, plus what the
+ * stream-ordered pool holds unused (the pool reuses it before asking the driver). */
+static int rmat_free_bytes(size_t *free_bytes) {
+  size_t total = 0;
+  int device = 0, code = glc_mem_info(free_bytes, &total);
+  uint64_t used = 0, reserved = 0;
+  if (!code) code = glc_get_device(&device);
+  if (!code) code = glc_pool_usage(device, &used, &reserved);
+  if (!code && reserved > used) *free_bytes += (size_t)(reserved - used);
+  return code;
+}
+
+static int rmat_u64_arg(PyObject *obj, const char *name, unsigned long long max,
+                        unsigned long long *value) {
+  if (!PyLong_Check(obj) || PyBool_Check(obj)) {
+    PyErr_Format(PyExc_TypeError, "%s must be an int, got %s", name, Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  *value = PyLong_AsUnsignedLongLong(obj);
+  if (PyErr_Occurred() || *value > max) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "%s must lie in 0..%llu", name, max);
+    return -1;
+  }
+  return 0;
+}
+
+/* rmat(scale, edges, t_ab, t_a, t_c, edge_key, perm_key, dtype, stream) -> (indptr, indices,
+ * data) DeviceArrays on stream: gl.sparse.rmat's device path. The workspace and the largest
+ * outputs (every edge distinct) are checked against free device memory before anything is
+ * allocated; the call waits once, for the number of distinct edges, which sizes the outputs. */
+static PyObject *py_rmat(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 9) return PyErr_Format(PyExc_TypeError, "_core.rmat takes 9 positional arguments");
+  glc_rmat p = {0};
+  unsigned long long scale = 0;
+  const unsigned long long threshold_max = 1ull << 32;
+  if (rmat_u64_arg(args[0], "scale", 31, &scale) < 0 ||
+      rmat_u64_arg(args[1], "edges", 1ull << 48, &p.edges) < 0 ||
+      rmat_u64_arg(args[2], "t_ab", threshold_max, &p.t_ab) < 0 ||
+      rmat_u64_arg(args[3], "t_a", threshold_max, &p.t_a) < 0 ||
+      rmat_u64_arg(args[4], "t_c", threshold_max, &p.t_c) < 0 ||
+      rmat_u64_arg(args[5], "edge_key", ~0ull, &p.edge_key) < 0 ||
+      rmat_u64_arg(args[6], "perm_key", ~0ull, &p.perm_key) < 0)
+    return NULL;
+  p.scale = (int)scale;
+  if (p.scale < 1 || p.edges < 1)
+    return PyErr_Format(PyExc_ValueError, "rmat needs scale in 1..31 and edges >= 1");
+  PyArray_Descr *descr = NULL;
+  if (!PyArray_DescrConverter(args[7], &descr)) return NULL;
+  const int dtype = gl_dtype_code(descr);
+  if (dtype != GLC_F32 && dtype != GLC_F64) {
+    Py_DECREF(descr);
+    return PyErr_Format(PyExc_TypeError, "dtype must be float32 or float64");
+  }
+  PyObject *keep = NULL, *result = NULL;
+  gl_DeviceArrayObject *out[3] = {NULL, NULL, NULL};
+  void *workspace = NULL;
+  size_t workspace_bytes = 0, free_bytes = 0;
+  glc_stream stream = NULL;
+  if (gl_stream_arg(args[8], &stream, &keep) < 0 || gl_require_gpu(NULL) < 0) goto done;
+  const size_t rows = (size_t)1 << p.scale;
+  /* the index dtype is known only once the edges are merged: the widest is reserved */
+  const size_t index_bytes = p.edges > INT32_MAX ? 8 : 4, value_bytes = dtype == GLC_F64 ? 8 : 4;
+  const size_t csr_bytes = (size_t)p.edges * (index_bytes + value_bytes) + (rows + 1) * index_bytes;
+  /* the key arrays and counts alone first (20 bytes an edge): CUB is asked for its scratch
+   * only for sizes that may fit */
+  int code = rmat_free_bytes(&free_bytes);
+  workspace_bytes = (size_t)p.edges * 20;
+  if (!code && workspace_bytes + csr_bytes <= free_bytes)
+    code = glc_rmat_workspace_bytes(&p, &workspace_bytes);
+  if (code) {
+    gl_raise_cuda(code);
+    goto done;
+  }
+  if (workspace_bytes + csr_bytes > free_bytes) {
+    PyErr_Format(PyExc_ValueError,
+                 "rmat(scale=%d) of %llu edges needs %zu bytes of device memory (%zu of workspace: "
+                 "two key arrays, the counts and CUB's scratch; at most %zu for the CSR arrays), "
+                 "but %zu are free",
+                 p.scale, p.edges, workspace_bytes + csr_bytes, workspace_bytes, csr_bytes,
+                 free_bytes);
+    goto done;
+  }
+  glc_rmat_merged merged;
+  unsigned long long nnz = 0;
+  code = gl_device_alloc(&workspace, workspace_bytes, stream);
+  if (code) workspace = NULL;
+  if (!code) code = glc_rmat_edges(&p, workspace, workspace_bytes, &merged, stream);
+  if (!code) {
+    Py_BEGIN_ALLOW_THREADS
+    code = gl_d2h(&nnz, merged.count, sizeof nnz, stream, GL_PATH_AUTO);
+    Py_END_ALLOW_THREADS
+  }
+  if (!code && nnz > p.edges) {
+    PyErr_Format(PyExc_RuntimeError, "rmat merged %llu edges into %llu entries", p.edges, nnz);
+    goto done;
+  }
+  if (code) {
+    gl_raise_cuda(code);
+    goto done;
+  }
+  const int index_dtype = nnz > INT32_MAX ? GLC_I64 : GLC_I32;
+  PyArray_Descr *index_descr =
+      PyArray_DescrFromType(index_dtype == GLC_I64 ? NPY_INT64 : NPY_INT32);
+  if (!index_descr) goto done;
+  const Py_ssize_t lengths[3] = {(Py_ssize_t)rows + 1, (Py_ssize_t)nnz, (Py_ssize_t)nnz};
+  for (int i = 0; i < 3; i++) {
+    out[i] = gl_devarray_empty(1, &lengths[i], i < 2 ? index_descr : descr, stream, keep);
+    if (!out[i]) break;
+  }
+  Py_DECREF(index_descr);
+  if (!out[2]) goto done;
+  code = glc_rmat_csr(&p, &merged, (size_t)nnz, index_dtype, dtype, out[0]->ptr, out[1]->ptr,
+                      out[2]->ptr, stream);
+  if (code) {
+    gl_raise_cuda(code);
+    goto done;
+  }
+  result = PyTuple_Pack(3, (PyObject *)out[0], (PyObject *)out[1], (PyObject *)out[2]);
+done:
+  if (workspace) gl_device_free(workspace, workspace_bytes, stream);
+  for (int i = 0; i < 3; i++) Py_XDECREF(out[i]);
+  Py_XDECREF(keep);
+  Py_DECREF(descr);
+  return result;
+}
+
 static PyMethodDef sparse_methods[] = {
     {"spmv", (PyCFunction)(void (*)(void))py_spmv, METH_FASTCALL,
      "spmv(data, indices, indptr, x, variant, stream, cols, max_row, block, lanes): y = A x for "
@@ -456,6 +585,9 @@ static PyMethodDef sparse_methods[] = {
     {"csr_diagonals", (PyCFunction)(void (*)(void))py_csr_diagonals, METH_FASTCALL,
      "csr_diagonals(indptr, indices, stream): the distinct diagonals col - row of a device CSR "
      "matrix, or 33 for more than 32, counted on the device."},
+    {"rmat", (PyCFunction)(void (*)(void))py_rmat, METH_FASTCALL,
+     "rmat(scale, edges, t_ab, t_a, t_c, edge_key, perm_key, dtype, stream) -> (indptr, "
+     "indices, data): gl.sparse.rmat's CSR arrays, built on the device."},
     {NULL}};
 
 static const gl_ladder *const sparse_ladders[] = {&gl_ladder_spmv, &gl_ladder_spmm, &gl_ladder_cg,

@@ -472,8 +472,8 @@ def spmv(A, x, variant=None, block=None, stream=None, lanes=None):
     NumPy x (and a host A): NumPy y. A device x: A's arrays go to the device (kept on A, see
     CSR.to_device) and y is a DeviceArray, computed asynchronously on `stream`.
     `variant`: None (the best where it runs), an id or a name from ``gl.variants("spmv")``.
-    `block`: threads per block of the CUDA variants 0-6 and 8; `lanes`: lanes per row of
-    csr_subwarp (8), 2, 4, 8, 16 or 32 (None or 0: from the mean row length). Each y[i] lies
+    `block`: threads per block of the CUDA variants 0-6, 8 and 9; `lanes`: lanes per row of
+    csr_subwarp (8) and csr_hybrid (9), 2, 4, 8, 16 or 32 (None or 0: from the mean row length). Each y[i] lies
     within the bound of tests/references/sparse.py of the float64 product (the parallel variants
     reassociate)."""
     A = _as_csr(A)

@@ -146,6 +146,8 @@ int spmv_csr_subwarp_variant(const SpmvCall<I, T> &c) {
 
 }  // namespace
 
+int spmv_subwarp_lanes(long long rows, long long nnz) { return subwarp_lanes(rows, nnz); }
+
 template <typename I, typename T>
 int spmv_csr_family(int variant, const SpmvCall<I, T> &c) {
   const int block = c.block;
@@ -194,6 +196,7 @@ int run(int variant, int block, int lanes, const glc_csr *a, const void *x, void
                             block,
                             stream,
                             lanes};
+  if (variant == GLC_SPMV_CSR_HYBRID) return spmv_csr_hybrid<I, T>(c);
   if (variant <= GLC_SPMV_CSR_MERGE_PATH || variant == GLC_SPMV_CSR_SUBWARP)
     return spmv_csr_family<I, T>(variant, c);
   return spmv_format_family<I, T>(variant, c);
@@ -243,6 +246,7 @@ extern "C" int glc_spmv(int variant, int block, int lanes, const glc_csr *a, con
     case GLC_SPMV_COO:
     case GLC_SPMV_CUSPARSE:
     case GLC_SPMV_CSR_SUBWARP:
+    case GLC_SPMV_CSR_HYBRID:
       break;
     default:
       return glc_fail(cudaErrorInvalidValue, "glc_spmv(variant)");
@@ -255,8 +259,8 @@ extern "C" int glc_spmv(int variant, int block, int lanes, const glc_csr *a, con
                                     "glc_spmv(a: sizes)",
                                     "glc_spmv(a: index arrays)",
                                     "glc_spmv(a.data)"};
-  if (lanes &&
-      (variant != GLC_SPMV_CSR_SUBWARP || lanes < 2 || lanes > 32 || (lanes & (lanes - 1))))
+  if (lanes && ((variant != GLC_SPMV_CSR_SUBWARP && variant != GLC_SPMV_CSR_HYBRID) || lanes < 2 ||
+                lanes > 32 || (lanes & (lanes - 1))))
     return glc_fail(cudaErrorInvalidValue, "glc_spmv(lanes)");
   int code = sparse_check(names, a, &block);
   if (code || a->rows == 0) return code;

@@ -45,6 +45,10 @@ int sparse_check(const SparseNames &names, const glc_csr *a, int *block);
 template <typename I, typename T>
 int spmv_csr_family(int variant, const SpmvCall<I, T> &c);  // variants 0-2 and 8 (csr.cu)
 template <typename I, typename T>
+int spmv_csr_hybrid(const SpmvCall<I, T> &c);  // variant 9 (hybrid.cu)
+// csr_subwarp's lanes per row from the mean row length, the default of variants 8 and 9 (csr.cu)
+int spmv_subwarp_lanes(long long rows, long long nnz);
+template <typename I, typename T>
 int spmv_format_family(int variant, const SpmvCall<I, T> &c);  // variants 3-6 (formats.cu)
 // spmv variant 7 and spmm variant 2 (cusparse.cu): cusparseSpMV and cusparseSpMM (row-major B
 // and C of k columns) on the CSR arrays as given; index_dtype and dtype as in glc_csr.

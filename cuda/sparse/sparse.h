@@ -24,6 +24,7 @@ enum glc_spmv_variant {
   GLC_SPMV_COO = 6,              /* COO row indices built in the call, warp segmented reduction */
   GLC_SPMV_CUSPARSE = 7,         /* cusparseSpMV (generic API), libcusparse loaded on first use */
   GLC_SPMV_CSR_SUBWARP = 8,      /* a group of 2-32 lanes per row, unrolled gathers */
+  GLC_SPMV_CSR_HYBRID = 9,       /* csr_subwarp's groups, rows past 2048 nonzeros cut into chunks */
   /* CPU ladder */
   GLC_SPMV_CPU_SERIAL = 100,
   GLC_SPMV_CPU_OPENMP = 101

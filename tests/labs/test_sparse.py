@@ -105,6 +105,37 @@ def test_csr_subwarp_every_lanes_value():
                     raise AssertionError(f"lanes {lanes} block {block} {label}: {e}")
 
 
+@pytest.mark.gpu
+def test_csr_hybrid_long_rows_in_chunks():
+    """csr_hybrid (9): rows of lengths around its 2048-nonzero chunk (one short of a chunk, one,
+    one past, two and a tail, many) among short and empty rows, every lanes value, with device
+    and host inputs, int32 and int64 indices, float32 and float64 values; and a matrix with no
+    long row, which is csr_subwarp's one launch."""
+    v = next(v for v in gl.variants("spmv") if v.name == "csr_hybrid")
+    rng = rng_for("hybrid-chunks")
+    lengths = np.array([0, 3, 2047, 1, 2048, 0, 2049, 4096, 4097, 5, 20001, 2, 0], np.int64)
+    cols = 30011
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    indices = np.concatenate([rng.choice(cols, size=n, replace=False) for n in lengths])
+    short = (indptr[:4].copy(), indices[:2050].copy())
+    for raw_indptr, raw_indices in ((indptr, indices), short):
+        for index in (np.int32, np.int64):
+            for dtype in (np.float32, np.float64):
+                data = rng.standard_normal(raw_indices.size).astype(dtype)
+                shape = (raw_indptr.size - 1, cols)
+                A = gl.CSR(raw_indptr.astype(index), raw_indices.astype(index), data, shape=shape)
+                x = rng.standard_normal(cols).astype(dtype)
+                for lanes in v.tunables["lanes"]["values"] + [None]:
+                    for y in (gl.spmv(A, x, variant=v.id, lanes=lanes),
+                              gl.spmv(A, gl.to_device(x), variant=v.id, lanes=lanes).get()):
+                        try:
+                            ref.check_spmv_arrays(y, raw_indptr, raw_indices, data, shape, x,
+                                                  dtype)
+                        except AssertionError as e:
+                            raise AssertionError(f"lanes {lanes} {np.dtype(index)} "
+                                                 f"{np.dtype(dtype)} rows {shape[0]}: {e}")
+
+
 def test_lanes_is_csr_subwarp_s_tunable():
     """lanes: 2, 4, 8, 16 or 32 (None: from the row statistics; 0: csr.cu's rule from the mean
     row length), for csr_subwarp alone;
@@ -296,7 +327,7 @@ def test_ladder_order_and_ids():
     assert [(v.id, v.name) for v in gl.variants("spmv")] == [
         (0, "csr_scalar"), (1, "csr_vector"), (2, "csr_merge_path"), (3, "ell_column_major"),
         (4, "ell_row_major"), (5, "sell_c_sigma"), (6, "coo_segmented"), (7, "cusparse"),
-        (8, "csr_subwarp"), (100, "serial"), (101, "openmp")]
+        (8, "csr_subwarp"), (9, "csr_hybrid"), (100, "serial"), (101, "openmp")]
     assert [v.name for v in gl.variants("spmv") if v.best] == ["csr_merge_path", "openmp"]
     assert [(v.id, v.name) for v in gl.variants("spmm")] == [
         (0, "row_per_block"), (1, "register_tiled"), (2, "cusparse"), (100, "serial"),

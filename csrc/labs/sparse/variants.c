@@ -106,6 +106,16 @@ static const gl_variant spmv_variants[] = {
       * rule from the mean row length; the values list holds only the explicit choices (0 ends
       * the list) */
      .tunables = {{"block", GL_BLOCKS_POW2, 256}, {"lanes", {2, 4, 8, 16, 32, 0}, 0}}},
+    {.id = GLC_SPMV_CSR_HYBRID,
+     .name = "csr_hybrid",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "csr_subwarp's groups for rows of up to 2048 nonzeros; longer rows (a power-law "
+                "graph's hubs) listed in the call and cut into chunks of 2048, a block each, "
+                "added into y with one atomic per chunk.",
+     .seed = "S3 10.3; row binning as in CSR-Adaptive (Greathouse and Daga)",
+     .kernels = "spmv_hybrid_rows spmv_hybrid_chunks",
+     .dtypes = GL_FLOATS,
+     .tunables = {{"block", GL_BLOCKS_POW2, 256}, {"lanes", {2, 4, 8, 16, 32, 0}, 0}}},
     {.id = GLC_SPMV_CPU_SERIAL,
      .name = "serial",
      .backend = GL_BACKEND_CPU,

@@ -712,10 +712,15 @@ def subwarp_lanes(stats):
     return lanes
 
 
+# csr_hybrid's chunk (cuda/sparse/hybrid.cu's kHybridChunk): rows past it go to whole blocks
+HYBRID_CHUNK = 2048
+
+
 def spmv_default(stats):
     """The Choice of spmv's variant=None on the device for a matrix of these RowStats: csr_scalar
     for short regular rows, else csr_subwarp with subwarp_lanes, unless its longest row would
-    hold the kernel's end (SUBWARP_STRAGGLER_RATIO), then csr_merge_path. Never cuSPARSE: the
+    hold the kernel's end (SUBWARP_STRAGGLER_RATIO), then csr_hybrid, whose blocks share the
+    rows past HYBRID_CHUNK nonzeros (csr_merge_path where no row is that long). Never cuSPARSE: the
     default is one of gpulab's own kernels."""
     if stats.nnz == 0:
         return Choice("csr_scalar", None, "no nonzeros: every rung writes zeros")
@@ -726,6 +731,11 @@ def spmv_default(stats):
                       "the copy rate")
     lanes = subwarp_lanes(stats)
     if stats.max_row * SUBWARP_STRAGGLER_RATIO > stats.nnz * lanes:
+        if stats.max_row > HYBRID_CHUNK:
+            return Choice("csr_hybrid", lanes,
+                          f"the longest row ({stats.max_row} of {stats.nnz} nonzeros) would hold "
+                          f"one group of {lanes} lanes past the rest of the matrix: csr_hybrid "
+                          f"cuts rows past {HYBRID_CHUNK} nonzeros into chunks a block each")
         return Choice("csr_merge_path", None,
                       f"the longest row ({stats.max_row} of {stats.nnz} nonzeros) would hold "
                       f"one group of {lanes} lanes past the rest of the matrix: merge path "

@@ -77,13 +77,13 @@ def test_spmv_default_rule():
     H = one_huge_row()
     huge = S.default_variant("spmv", H)
     assert H.max_row > 5000 and f"longest row ({H.max_row} " in huge["reason"], huge
-    assert huge["variant"] == "csr_merge_path", huge
+    assert huge["variant"] == "csr_hybrid" and huge["lanes"] == S.subwarp_lanes(H.row_stats()), huge
     # a small power-law matrix: its longest row (281) outlasts 240 k nonzeros' stream
     small = S.default_variant("spmv", S.powerlaw(20000, 12, seed=4))
     assert small["variant"] == "csr_merge_path", small
-    # R-MAT-like: mean 16, most rows tiny, rows of ~10^5: merge path, never cuSPARSE
+    # R-MAT-like: mean 16, most rows tiny, rows of ~10^5: csr_hybrid, never cuSPARSE
     rmat = S.RowStats(1 << 22, 16 << 22, 160000, 1 << 21, float(16 << 22) * 3000)
-    assert S.spmv_default(rmat).variant == "csr_merge_path"
+    assert S.spmv_default(rmat).variant == "csr_hybrid"
     empty = gl.CSR(np.zeros(4, np.int64), np.array([], np.int64), np.array([]), shape=(3, 3))
     assert S.default_variant("spmv", empty)["variant"] == "csr_scalar"
 
@@ -237,7 +237,7 @@ def test_every_default_matches_the_reference():
             ref.check_spmv(gl.spmv(D, gl.to_device(x)).get(), H, x)
             B = rng.standard_normal((H.shape[1], 5)).astype(dtype)
             ref.check_spmm(gl.spmm(D, gl.to_device(B)).get(), H, B)
-    assert seen == {"csr_scalar", "csr_merge_path"}
+    assert seen == {"csr_scalar", "csr_merge_path", "csr_hybrid"}
     # csr_subwarp, the rule's pick for the lab's power-law matrix, with its lanes by rule
     H = S.powerlaw(20000, 12, seed=4)
     x = rng.standard_normal(H.shape[1])

@@ -6,9 +6,16 @@ gl.multi.MultiJacobiResult). Targets: strong speedup >= 1.8x on 2 GPUs and weak 
 16384².
 
 Each point is gl.multi.scaling's median of --repeat solves of --sweeps sweeps (a check every 50)
-after one warm-up; a solve's time is its total_ms: the sweeps and checks, not the uploads of f and
-u0 nor the gather of u. Strong: the same grid on 1 and 2 GPUs. Weak: one GPU's share is the grid, 2
-GPUs solve it with axis 0 doubled (the slab axis). Figures and findings: docs/labs/multi.md.
+after one warm-up; a solve's time is its total_ms: the sweeps and checks, not the scatter of f and
+u0 nor the gather of u, printed beside call_ms, the whole call a user waits for. Strong: the same
+grid on 1 and 2 GPUs. Weak: one GPU's share is the grid, 2 GPUs solve it with axis 0 doubled (the
+slab axis).
+
+Then the whole call against gl.jacobi on one GPU (its best variant), per strong grid, for f as a
+NumPy array and as a DeviceArray on GPU 0 (u0=None: zeros): the wall clock of gl.jacobi(f)
+(synchronized) against gl.multi.jacobi(f, gpus=...)'s call_ms, both medians of --repeat calls
+after one warm-up, on the most GPUs of --gpus. Targets: 1.8x for a device f at 16384² on 2 GPUs,
+1.2x for a NumPy f. Figures and findings: docs/labs/multi.md.
 
     python3 benchmarks/multi_jacobi.py [--repeat 5] [--sweeps 200] [--quick]
         [--gpus 1,2,4] [--strong 16384x16384,512x512x512] [--weak 16384x16384,512x512x512]
@@ -83,6 +90,40 @@ def solver(grids, sweeps, exchange, overlap):
     return run
 
 
+def whole_calls(shape, sweeps, gpus, repeat, exchange):
+    """Rows of the whole call, one per kind of input: gl.jacobi on one GPU against
+    gl.multi.jacobi on `gpus` GPUs, each the median wall clock of `repeat` calls."""
+    import time
+    f = np.random.default_rng(0).standard_normal(shape, np.float32)
+    rows = []
+    for kind, given in (("numpy", f), ("device", gl.to_device(f))):
+        def one_gpu():
+            start = time.perf_counter()
+            gl.jacobi(given, iters=sweeps, check_every=CHECK_EVERY)
+            gl.synchronize()
+            return (time.perf_counter() - start) * 1e3
+
+        def several():
+            r = gl.multi.jacobi(given, iters=sweeps, check_every=CHECK_EVERY,
+                                gpus=list(range(gpus)), exchange=exchange)
+            return r.timing
+
+        one_gpu(), several()  # warm-up: pools, peer access, communicators
+        single = float(np.median([one_gpu() for _ in range(repeat)]))
+        timings = [several() for _ in range(repeat)]
+        row = {"mode": "call", "input": kind, "problem": shape, "gpus": gpus,
+               "exchange": exchange, "sweeps": sweeps, "one_gpu_ms": single}
+        for key in ("call_ms", "scatter_ms", "total_ms", "gather_ms"):
+            row[key] = float(np.median([t[key] for t in timings]))
+        row["call_speedup"] = single / row["call_ms"]
+        rows.append(row)
+        print(f"whole call {kind:6s} {str(shape):20s} gl.jacobi {single:9.2f} ms, "
+              f"gl.multi.jacobi on {gpus} GPUs {row['call_ms']:9.2f} ms (scatter "
+              f"{row['scatter_ms']:7.2f}, solve {row['total_ms']:8.2f}, gather "
+              f"{row['gather_ms']:7.2f})  {row['call_speedup']:.3f}x", flush=True)
+    return rows
+
+
 def arguments(p):
     p.add_argument("--sweeps", type=int, default=200)
     p.add_argument("--gpus", default=None, help="GPU counts, e.g. 1,2,4 (default: 1, 2, 4, "
@@ -126,16 +167,25 @@ def main():
                                sweeps=args.sweeps, ms_per_sweep=row["total_ms"] / args.sweeps)
                     results.append(row)
                     print(f"{len(shape)}d {mode:6s} {exchange:4s} overlap={overlap!s:5s} "
-                          f"{row['gpus']} GPU {str(row['problem']):20s} "
-                          f"{row['total_ms']:9.2f} ms (compute {row['compute_ms']:8.2f}, "
+                          f"{row['gpus']} GPU {str(row['problem']):20s} call "
+                          f"{row['call_ms']:9.2f} ms, solve {row['total_ms']:9.2f} ms (compute {row['compute_ms']:8.2f}, "
                           f"exchange {row['exchange_ms']:7.2f}, all-reduce "
                           f"{row['allreduce_ms']:6.2f}, exposed {row['exposed_ms']:6.2f})"
-                          f"  S={row['speedup']:.3f} E={row['efficiency']:.3f}", flush=True)
+                          f"  S={row['speedup']:.3f} E={row['efficiency']:.3f} "
+                          f"S(call)={row['call_speedup']:.3f}", flush=True)
         # saved after every grid: a run stopped by its time limit keeps what it measured
         save("multi_jacobi" + (f"_{args.tag}" if args.tag else ""),
              {"repeat": args.repeat, "sweeps": args.sweeps, "quick": args.quick,
               "check_every": CHECK_EVERY, "gpus": counts, "dtype": "float32",
               "exchanges": exchanges, "overlap": list(overlaps), "plan": plan}, results)
+    if len(counts) > 1:
+        grids.clear()
+        for shape in shapes(QUICK if args.quick else args.strong):
+            results += whole_calls(shape, args.sweeps, max(counts), args.repeat, exchanges[0])
+            save("multi_jacobi" + (f"_{args.tag}" if args.tag else ""),
+                 {"repeat": args.repeat, "sweeps": args.sweeps, "quick": args.quick,
+                  "check_every": CHECK_EVERY, "gpus": counts, "dtype": "float32",
+                  "exchanges": exchanges, "overlap": list(overlaps), "plan": plan}, results)
     gl.multi.close()
 
 

@@ -24,7 +24,8 @@ static int tuple_of_ssize(PyObject *t, Py_ssize_t *out, int n, const char *what)
   return 0;
 }
 
-static int check_pointer_on_device(void *ptr, const char *argname) {
+/* *found: the pointer's device; NULL: it must be device 0. */
+static int check_pointer_on_device(void *ptr, const char *argname, int *found) {
   int device = 0, is_device = 0;
   int code = glc_pointer_device(ptr, &device, &is_device);
   if (code) return gl_raise_cuda(code), -1;
@@ -32,7 +33,9 @@ static int check_pointer_on_device(void *ptr, const char *argname) {
     PyErr_Format(PyExc_ValueError, "%s points to host memory, not device memory", argname);
     return -1;
   }
-  if (device != 0) {
+  if (found) {
+    *found = device;
+  } else if (device != 0) {
     PyErr_Format(PyExc_ValueError, "%s lives on device %d; gpulab runs on device 0 (mixed devices)",
                  argname, device);
     return -1;
@@ -40,8 +43,10 @@ static int check_pointer_on_device(void *ptr, const char *argname) {
   return 0;
 }
 
+/* any_device (gl.multi's import): obj may live on any device, and its producer's stream is not
+ * ordered here (the caller waits for that device). */
 static gl_DeviceArrayObject *from_cai(PyObject *obj, PyObject *cai, const char *argname,
-                                      glc_stream stream) {
+                                      glc_stream stream, int any_device) {
   if (!PyDict_Check(cai))
     return PyErr_Format(PyExc_TypeError, "%s.__cuda_array_interface__ is not a dict", argname),
            NULL;
@@ -83,20 +88,20 @@ static gl_DeviceArrayObject *from_cai(PyObject *obj, PyObject *cai, const char *
   Py_ssize_t size = 1;
   for (int i = 0; i < ndim; i++) size *= dims[i];
   glc_stream producer_stream = NULL;
-  int ordered = producer && producer != Py_None;
-  if ((size && check_pointer_on_device(ptr, argname) < 0) ||
+  int ordered = producer && producer != Py_None, device = 0;
+  if ((size && check_pointer_on_device(ptr, argname, any_device ? &device : NULL) < 0) ||
       (ordered && gl_stream_handle_arg(producer, "the stream of its __cuda_array_interface__",
                                        &producer_stream) < 0)) {
     Py_DECREF(descr);
     return NULL;
   }
-  int code = ordered ? gl_order_streams(producer_stream, stream) : 0;
+  int code = ordered && !any_device ? gl_order_streams(producer_stream, stream) : 0;
   if (code) {
     Py_DECREF(descr);
     return (gl_DeviceArrayObject *)gl_raise_cuda(code);
   }
-  gl_DeviceArrayObject *a =
-      gl_devarray_wrap(ptr, ndim, dims, has_strides ? byte_strides : NULL, descr, 0, readonly, obj);
+  gl_DeviceArrayObject *a = gl_devarray_wrap(ptr, ndim, dims, has_strides ? byte_strides : NULL,
+                                             descr, device, readonly, obj);
   Py_DECREF(descr);
   return a;
 }
@@ -113,11 +118,13 @@ static void holder_unversioned_destructor(PyObject *holder) {
   if (t && t->deleter) t->deleter(t);
 }
 
-static PyObject *call_dlpack(PyObject *obj, glc_stream stream) {
+static PyObject *call_dlpack(PyObject *obj, glc_stream stream, int any_device) {
   PyObject *method = PyObject_GetAttrString(obj, "__dlpack__");
   if (!method) return NULL;
   PyObject *args = PyTuple_New(0);
-  PyObject *kwargs = Py_BuildValue("{s:N,s:(ii)}", "stream", PyLong_FromVoidPtr(stream),
+  /* any_device: None (DLPack's legacy default stream), as gl.multi waits for the device */
+  PyObject *kwargs = Py_BuildValue("{s:N,s:(ii)}", "stream",
+                                   any_device ? Py_NewRef(Py_None) : PyLong_FromVoidPtr(stream),
                                    "max_version", GL_DL_MAJOR, GL_DL_MINOR);
   PyObject *capsule = (args && kwargs) ? PyObject_Call(method, args, kwargs) : NULL;
   if (!capsule && PyErr_ExceptionMatches(PyExc_TypeError)) {
@@ -133,10 +140,10 @@ static PyObject *call_dlpack(PyObject *obj, glc_stream stream) {
 }
 
 static gl_DeviceArrayObject *wrap_dltensor(gl_DLTensor *t, int readonly, PyObject *holder,
-                                           const char *argname) {
+                                           const char *argname, int any_device) {
   if (t->device.device_type != GL_DL_CUDA && t->device.device_type != GL_DL_CUDA_MANAGED)
     return PyErr_Format(PyExc_TypeError, "%s is not in CUDA device memory", argname), NULL;
-  if (t->device.device_id != 0)
+  if (t->device.device_id != 0 && !any_device)
     return PyErr_Format(PyExc_ValueError,
                         "%s lives on device %d; gpulab runs on device 0 (mixed devices)", argname,
                         t->device.device_id),
@@ -163,8 +170,9 @@ static gl_DeviceArrayObject *wrap_dltensor(gl_DLTensor *t, int readonly, PyObjec
   return a;
 }
 
-static gl_DeviceArrayObject *from_dlpack(PyObject *obj, const char *argname, glc_stream stream) {
-  PyObject *capsule = call_dlpack(obj, stream);
+static gl_DeviceArrayObject *from_dlpack(PyObject *obj, const char *argname, glc_stream stream,
+                                         int any_device) {
+  PyObject *capsule = call_dlpack(obj, stream, any_device);
   if (!capsule) return NULL;
   gl_DeviceArrayObject *a = NULL;
   PyObject *holder = NULL;
@@ -176,7 +184,8 @@ static gl_DeviceArrayObject *from_dlpack(PyObject *obj, const char *argname, glc
     } else if (PyCapsule_SetName(capsule, "used_dltensor_versioned") == 0) {
       holder = PyCapsule_New(t, "gpulab.dlpack_versioned", holder_versioned_destructor);
       if (holder)
-        a = wrap_dltensor(&t->dl_tensor, (t->flags & GL_DL_FLAG_READ_ONLY) != 0, holder, argname);
+        a = wrap_dltensor(&t->dl_tensor, (t->flags & GL_DL_FLAG_READ_ONLY) != 0, holder, argname,
+                          any_device);
       else
         t->deleter(t);
     }
@@ -185,7 +194,7 @@ static gl_DeviceArrayObject *from_dlpack(PyObject *obj, const char *argname, glc
     if (PyCapsule_SetName(capsule, "used_dltensor") == 0) {
       holder = PyCapsule_New(t, "gpulab.dlpack", holder_unversioned_destructor);
       if (holder)
-        a = wrap_dltensor(&t->dl_tensor, 0, holder, argname);
+        a = wrap_dltensor(&t->dl_tensor, 0, holder, argname, any_device);
       else
         t->deleter(t);
     }
@@ -244,13 +253,32 @@ gl_DeviceArrayObject *gl_as_device_array(PyObject *obj, const char *argname, glc
     Py_CLEAR(cai);
   }
   if (cai) {
-    gl_DeviceArrayObject *a = from_cai(obj, cai, argname, stream);
+    gl_DeviceArrayObject *a = from_cai(obj, cai, argname, stream, 0);
     Py_DECREF(cai);
     return a;
   }
   PyErr_Clear();
   int type = dlpack_device_type(obj);
-  if (type == GL_DL_CUDA || type == GL_DL_CUDA_MANAGED) return from_dlpack(obj, argname, stream);
+  if (type == GL_DL_CUDA || type == GL_DL_CUDA_MANAGED) return from_dlpack(obj, argname, stream, 0);
+  return PyErr_Format(PyExc_TypeError,
+                      "%s must be a device array (gpulab.DeviceArray, or an object with "
+                      "__cuda_array_interface__ or CUDA __dlpack__), not %s",
+                      argname, Py_TYPE(obj)->tp_name),
+         NULL;
+}
+
+gl_DeviceArrayObject *gl_as_device_array_anywhere(PyObject *obj, const char *argname) {
+  if (gl_DeviceArray_Check(obj)) return (gl_DeviceArrayObject *)Py_NewRef(obj);
+  /* Without stream ordering, any interface will do: CAI first, whatever its version. */
+  PyObject *cai = PyObject_GetAttrString(obj, "__cuda_array_interface__");
+  if (cai) {
+    gl_DeviceArrayObject *a = from_cai(obj, cai, argname, NULL, 1);
+    Py_DECREF(cai);
+    return a;
+  }
+  PyErr_Clear();
+  int type = dlpack_device_type(obj);
+  if (type == GL_DL_CUDA || type == GL_DL_CUDA_MANAGED) return from_dlpack(obj, argname, NULL, 1);
   return PyErr_Format(PyExc_TypeError,
                       "%s must be a device array (gpulab.DeviceArray, or an object with "
                       "__cuda_array_interface__ or CUDA __dlpack__), not %s",
@@ -293,7 +321,7 @@ static PyObject *py_from_dlpack(PyObject *module, PyObject *obj) {
                         "from_dlpack takes CUDA device memory (DLPack device type %d given); "
                         "use gpulab.to_device for host arrays",
                         type);
-  return (PyObject *)from_dlpack(obj, "x", gl_library_stream());
+  return (PyObject *)from_dlpack(obj, "x", gl_library_stream(), 0);
 }
 
 static PyObject *py_as_device(PyObject *module, PyObject *args, PyObject *kwargs) {

@@ -11,6 +11,9 @@ int gl_is_device_operand(PyObject *obj);
 /* A new reference to a DeviceArray for obj (itself, or a zero-copy view). Foreign data is made
  * ready on stream before it is used. */
 gl_DeviceArrayObject *gl_as_device_array(PyObject *obj, const char *argname, glc_stream stream);
+/* gl.multi's import: as gl_as_device_array, but obj may live on any device (the view's device
+ * says which) and nothing is ordered on a stream: the caller waits for that device first. */
+gl_DeviceArrayObject *gl_as_device_array_anywhere(PyObject *obj, const char *argname);
 /* Whether the n operands are device arrays (*on_device = 1) or NumPy arrays (0). TypeError for
  * anything else, ValueError for a mix; messages use names. */
 int gl_classify_operands(int n, PyObject *const *inputs, const char *const *names, int *on_device);

@@ -19,6 +19,7 @@
 // as glc_jacobi does: (2 ndim / h2) with h2 the grid dtype's h*h.
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -41,6 +42,7 @@ struct slab {
   size_t sweep_begin = 0, sweep_end = 0;  // rows swept: owned and inside [1, n0 - 1)
   void *u[2] = {nullptr, nullptr};
   void *f = nullptr, *residual = nullptr;
+  bool own_f = true;  // false: f's own rows, read in place on f's device
   cudaStream_t compute = nullptr, copy = nullptr;
   bool own_copy_stream = false;  // p2p: made here; nccl: the communicator's
   cudaEvent_t edges = nullptr, sent = nullptr;
@@ -216,17 +218,22 @@ int combine(const problem &p, std::vector<slab> &slabs, T *largest, double *ms,
   return code;
 }
 
-// Allocates and fills every slab (both buffers from u0, f), makes streams and events, and for
-// p2p enables peer access between neighbours.
-int set_up(const problem &p, std::vector<slab> &slabs, const void *f, const void *u0,
+// Makes streams and events, allocates every slab from its device's pool and fills it straight
+// from where f and u0 live (u0 NULL: zeros), every GPU at once, and waits; enables peer access
+// from each slab's GPU to the grids' devices (direct copies) and, for p2p, between neighbours.
+int set_up(const problem &p, std::vector<slab> &slabs, const void *f, const void *u0, const void *u,
            DeviceGuard &guard) {
   const size_t row_bytes = p.row_elems * p.item;
-  for (int i = 0; i < p.count; ++i) {
+  int f_device = -1, u0_device = -1, u_device = -1, paged = 0;
+  int code = glc_multi_locate(f, &f_device, &paged);
+  if (!code && u0) code = glc_multi_locate(u0, &u0_device, &paged);
+  if (!code) code = glc_multi_locate(u, &u_device, &paged);
+  std::vector<glc_multi_piece> pieces;
+  for (int i = 0; i < p.count && !code; ++i) {
     slab &s = slabs[i];
     const size_t bytes = (s.hi - s.lo) * row_bytes;
     const char *f_rows = static_cast<const char *>(f) + s.lo * row_bytes;
-    const char *u0_rows = static_cast<const char *>(u0) + s.lo * row_bytes;
-    int code = guard.use(s.device);
+    code = guard.use(s.device);
     if (!code) code = GLC_CUDA(cudaStreamCreateWithFlags, &s.compute, cudaStreamNonBlocking);
     if (!code && p.exchange == GLC_MULTI_EXCHANGE_NCCL && p.count > 1) {
       glc_stream stream = nullptr;
@@ -240,21 +247,42 @@ int set_up(const problem &p, std::vector<slab> &slabs, const void *f, const void
     if (!code) code = GLC_CUDA(cudaEventCreateWithFlags, &s.sent, cudaEventDisableTiming);
     for (int k = 0; k < timing_ring && !code; ++k)
       for (int j = 0; j < 4 && !code; ++j) code = GLC_CUDA(cudaEventCreate, &s.timing[k][j]);
+    // the pool keeps freed slabs for the next call: no fresh mapping of a GiB per solve
+    if (!code) code = glc_pool_init(s.device);
     // separate allocations: each 256-byte aligned, as the single-GPU grids, so the sweep picks
-    // the same kernel (the 16-byte vector one where the rows allow it)
-    for (int b = 0; b < 2 && !code; ++b) code = GLC_CUDA(cudaMalloc, &s.u[b], bytes);
-    if (!code) code = GLC_CUDA(cudaMalloc, &s.f, bytes);
-    if (!code) code = GLC_CUDA(cudaMalloc, &s.residual, sizeof(double));
+    // the same kernel (the 16-byte vector one where the rows allow it); f's own rows serve
+    // where they are so aligned
+    s.own_f = !(f_device == s.device && reinterpret_cast<uintptr_t>(f_rows) % 256 == 0);
     for (int b = 0; b < 2 && !code; ++b)
-      code = GLC_CUDA(cudaMemcpy, s.u[b], u0_rows, bytes, cudaMemcpyHostToDevice);
-    if (!code) code = GLC_CUDA(cudaMemcpy, s.f, f_rows, bytes, cudaMemcpyHostToDevice);
-    if (code) return code;
+      code = GLC_CUDA(cudaMallocAsync, &s.u[b], bytes, s.compute);
+    if (!code && s.own_f) code = GLC_CUDA(cudaMallocAsync, &s.f, bytes, s.compute);
+    if (!code && !s.own_f) s.f = const_cast<char *>(f_rows);
+    if (!code) code = GLC_CUDA(cudaMallocAsync, &s.residual, sizeof(double), s.compute);
+    if (!code && !u0) code = GLC_CUDA(cudaMemsetAsync, s.u[0], 0, bytes, s.compute);
+    if (!code && s.own_f) pieces.push_back({s.device, s.compute, s.f, f_rows, bytes});
+    if (!code && u0)
+      pieces.push_back(
+          {s.device, s.compute, s.u[0], static_cast<const char *>(u0) + s.lo * row_bytes, bytes});
+    for (int grid : {f_device, u0_device, u_device}) {
+      int enabled = 0;  // without peer access the copies still work, through the host
+      if (!code && grid >= 0 && grid != s.device)
+        code = glc_multi_enable_peer(s.device, grid, &enabled);
+    }
   }
-  if (p.exchange != GLC_MULTI_EXCHANGE_P2P) return cudaSuccess;
+  if (!code) code = glc_multi_copy_pieces(static_cast<int>(pieces.size()), pieces.data());
+  for (int i = 0; i < p.count && !code; ++i) {  // the second buffer: faces and all, as u0
+    slab &s = slabs[i];
+    code = guard.use(s.device);
+    if (!code)
+      code = GLC_CUDA(cudaMemcpyAsync, s.u[1], s.u[0], (s.hi - s.lo) * row_bytes,
+                      cudaMemcpyDeviceToDevice, s.compute);
+    if (!code) code = GLC_CUDA(cudaStreamSynchronize, s.compute);
+  }
+  if (code || p.exchange != GLC_MULTI_EXCHANGE_P2P) return code;
   for (int i = 0; i + 1 < p.count; ++i) {
     const int a = slabs[i].device, b = slabs[i + 1].device;
     int ab = 0, ba = 0;
-    int code = glc_multi_enable_peer(a, b, &ab);
+    code = glc_multi_enable_peer(a, b, &ab);
     if (!code) code = glc_multi_enable_peer(b, a, &ba);
     if (code) return code;
     if (!ab || !ba)
@@ -265,12 +293,15 @@ int set_up(const problem &p, std::vector<slab> &slabs, const void *f, const void
 }
 
 void tear_down(std::vector<slab> &slabs, DeviceGuard &guard) {
-  for (slab &s : slabs) {
+  for (slab &s : slabs) {  // every stream first: a neighbour's copies may write into this slab
     if (guard.use(s.device)) continue;
     if (s.compute) cudaStreamSynchronize(s.compute);
     if (s.copy) cudaStreamSynchronize(s.copy);
-    for (void *ptr : {s.u[0], s.u[1], s.f, s.residual})
-      if (ptr) cudaFree(ptr);
+  }
+  for (slab &s : slabs) {
+    if (guard.use(s.device)) continue;
+    for (void *ptr : {s.u[0], s.u[1], s.own_f ? s.f : nullptr, s.residual})
+      if (ptr) cudaFreeAsync(ptr, s.compute);  // back to the pool; allocated on s.compute
     for (auto &slot : s.timing)
       for (cudaEvent_t e : slot)
         if (e) cudaEventDestroy(e);
@@ -323,16 +354,17 @@ int solve(const problem &p, std::vector<slab> &slabs, size_t max_sweeps, double 
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   for (int slot = 0; slot < timing_ring && !code; ++slot)
     code = harvest(slabs, slot, result, guard);
-  // gather: each slab's owned rows of the newest buffer
+  // gather: each slab's owned rows of the newest buffer, straight to where u lives, at once
+  const auto gathering = std::chrono::steady_clock::now();
   const size_t row_bytes = p.row_elems * p.item;
-  for (const slab &s : slabs) {
-    if (code) break;
-    code = guard.use(s.device);
-    if (!code && s.end > s.begin)
-      code = GLC_CUDA(cudaMemcpy, static_cast<char *>(u) + s.begin * row_bytes,
-                      row_of(p, s, from, s.begin), (s.end - s.begin) * row_bytes,
-                      cudaMemcpyDeviceToHost);
-  }
+  std::vector<glc_multi_piece> pieces;
+  for (slab &s : slabs)
+    pieces.push_back({s.device, s.compute, static_cast<char *>(u) + s.begin * row_bytes,
+                      row_of(p, s, from, s.begin), (s.end - s.begin) * row_bytes});
+  if (!code) code = glc_multi_copy_pieces(static_cast<int>(pieces.size()), pieces.data());
+  result->gather_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - gathering)
+          .count();
   return code;
 }
 
@@ -365,6 +397,8 @@ extern "C" int glc_multi_jacobi(int count, const int *devices, glc_multi_comm *c
     result->converged = tol > 0 && max_sweeps > 0;
     return cudaSuccess;
   }
+  if (f == nullptr || u == nullptr)
+    return glc_fail(cudaErrorInvalidValue, "glc_multi_jacobi (f or u missing)");
   if (starts[0] != 0 || starts[count] != shape[0])
     return glc_fail(cudaErrorInvalidValue, "glc_multi_jacobi (starts)");
   for (int i = 0; i < count; ++i)
@@ -389,7 +423,10 @@ extern "C" int glc_multi_jacobi(int count, const int *devices, glc_multi_comm *c
     if (s.sweep_end < s.sweep_begin) s.sweep_end = s.sweep_begin;  // nothing to sweep
   }
   DeviceGuard guard;
-  int code = set_up(p, slabs, f, u0, guard);
+  const auto placing = std::chrono::steady_clock::now();
+  int code = set_up(p, slabs, f, u0, u, guard);
+  result->scatter_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - placing).count();
   if (!code) {
     if (dtype == GLC_F64)
       code = solve<double>(p, slabs, max_sweeps, tol, check_every, u, residuals, capacity, result,

@@ -72,3 +72,10 @@ int glc_multi_copy(int device, void *dst, const void *src, size_t bytes) {
   if (!code) code = GLC_CUDA(cudaStreamSynchronize, stream);
   return code;
 }
+
+int glc_multi_device_synchronize(int device) {
+  DeviceGuard guard;
+  int code = guard.use(device);
+  if (!code) code = GLC_CUDA(cudaDeviceSynchronize);
+  return code;
+}

@@ -106,16 +106,22 @@ typedef struct {
    * the halo transfers GPU i issued (p2p: its copies to its neighbours; nccl: its sends and
    * receives). allreduce_ms: the host clock around each check's combine of the GPUs' maxima
    * (the sweeps already waited for). total_ms: the host clock around the whole solve, from the
-   * first sweep to the last check (the uploads and the gather excluded). */
+   * first sweep to the last check (the uploads and the gather excluded). scatter_ms: the host
+   * clock around placing the grid (the slabs allocated, f and u0 copied in, waited for);
+   * gather_ms: around copying the slabs' rows of u out (waited for). */
   double compute_ms[GLC_MULTI_MAX_GPUS], exchange_ms[GLC_MULTI_MAX_GPUS];
-  double allreduce_ms, total_ms;
+  double allreduce_ms, total_ms, scatter_ms, gather_ms;
 } glc_multi_jacobi_result;
 
 /* glc_jacobi's solve (cuda/stencil/stencil.h: same grid, sweeps, checks, residuals, tol) with
  * axis 0 split into count slabs, slab i on devices[i] (rows [starts[i], starts[i+1]) of axis 0,
  * starts[0] = 0, starts[count] = shape[0], each slab at least one row or plane), each holding a
- * ghost row or plane on either side, double-buffered. f, u0 and u are host memory (C order, the
- * whole grid); u receives the solution gathered from the slabs. exchange: enum
+ * ghost row or plane on either side, double-buffered. f, u0 and u are whole grids in C order,
+ * each host memory or device memory of any device (UVA; device memory must be ready: its
+ * producers' work done); u0 NULL: zeros. The slabs are filled straight from where f and u0
+ * live and u is gathered straight to where it lives, device to device for device memory (a
+ * slab on f's own device reads f in place where its rows are 256-byte aligned), one stream
+ * per GPU, at once. exchange: enum
  * glc_multi_exchange; nccl needs comms (count communicators, rank i on devices[i]), p2p needs
  * peer access between neighbouring devices (enabled here; cudaErrorPeerAccessUnsupported when
  * absent). overlap: sweep the edge rows first, move the halos while the interior sweeps.
@@ -126,6 +132,23 @@ GLC_API int glc_multi_jacobi(int count, const int *devices, glc_multi_comm *cons
                              const size_t *starts, double h, size_t max_sweeps, double tol,
                              size_t check_every, const void *f, const void *u0, void *u,
                              double *residuals, size_t capacity, glc_multi_jacobi_result *result);
+
+/* ---- placing rows on GPUs and back (cuda/multi/placement.cu) ---- */
+/* Where ptr lives: *device its device for device or managed memory, else -1; *pageable 1 for
+ * host memory that is not page-locked (the driver stages it on the calling thread). */
+GLC_API int glc_multi_locate(const void *ptr, int *device, int *pageable);
+/* One copy of a scatter or a gather: bytes between dst and src, ordered on stream, a stream of
+ * device (the GPU whose slab it fills or empties). */
+typedef struct {
+  int device;
+  glc_stream stream;
+  void *dst;
+  const void *src;
+  size_t bytes;
+} glc_multi_piece;
+/* Runs the pieces, those of different devices at once, and waits for all of them. Pieces with
+ * a pageable host end run on one host thread per device, the others are issued async. */
+GLC_API int glc_multi_copy_pieces(int count, const glc_multi_piece *pieces);
 
 /* ---- device memory on any device (cuda/multi/memory.cu) ---- */
 /* From the device's stream-ordered pool, on the lab's stream for that device; the allocation is
@@ -138,6 +161,8 @@ GLC_API int glc_multi_device_stream(int device, glc_stream *stream);
 GLC_API int glc_multi_free(int device, void *ptr);
 /* Copies bytes between host and device memory or between devices (UVA), and waits. */
 GLC_API int glc_multi_copy(int device, void *dst, const void *src, size_t bytes);
+/* Waits for every stream of device: what its arrays' producers queued is then done. */
+GLC_API int glc_multi_device_synchronize(int device);
 
 /* ---- topology (cuda/multi/topology.cu) ---- */
 /* For count devices, n x n row-major matrices: access[i*n+j] = cudaDeviceCanAccessPeer(i, j),

@@ -26,7 +26,10 @@ need NCCL. Work on a single GPU never opens NCCL (see reduce and allreduce).
 Arrays on GPUs other than 0: gpulab's own arrays live on device 0; `scatter`, `to_device(x,
 device)` and `empty(shape, dtype, device)` make DeviceArrays on any GPU (memory from that
 GPU's stream-ordered pool). Give them to this module's functions and `to_host`, not to the
-other labs' ops, which run on device 0.
+other labs' ops, which run on device 0. This module's functions take what gl takes: NumPy
+arrays, gpulab DeviceArrays, and CuPy arrays, PyTorch tensors or anything with
+__cuda_array_interface__ or CUDA DLPack, on any GPU (its device found from the pointer); they
+first wait for every stream of that GPU, so whatever its producer queued is done.
 
 Keep NCCL_NVLS_ENABLE=0 (NVLink multicast off) as the lent machines set it: `child_env()` is
 the environment to give child processes, with it kept.
@@ -36,6 +39,7 @@ import atexit
 import os
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -236,6 +240,59 @@ def _address(a):
     return a.__cuda_array_interface__["data"][0]
 
 
+# DLPack's device types of CUDA memory (kDLCUDA, kDLCUDAManaged)
+DLPACK_CUDA = (2, 13)
+
+
+def _is_device_array(x):
+    """Whether x is a device array gl takes: a DeviceArray, or an object exporting CUDA memory
+    through __cuda_array_interface__ or DLPack. Asks no GPU."""
+    if isinstance(x, _core.DeviceArray):
+        return True
+    if isinstance(x, np.ndarray):
+        return False
+    if hasattr(x, "__cuda_array_interface__"):
+        return True
+    try:
+        return int(x.__dlpack_device__()[0]) in DLPACK_CUDA
+    except Exception:
+        return False
+
+
+def _cai_checked(x, name):
+    """(shape, dtype, C-contiguous) that x's __cuda_array_interface__ states, checked for form
+    without a GPU; None for an array without one (DLPack alone: checked once imported)."""
+    try:
+        cai = x.__cuda_array_interface__
+    except AttributeError:
+        return None
+    if not isinstance(cai, dict) or not isinstance(cai.get("shape"), tuple) or \
+            "typestr" not in cai or not isinstance(cai.get("data"), tuple):
+        raise ValueError(f"{name} has a malformed __cuda_array_interface__")
+    shape = tuple(int(n) for n in cai["shape"])
+    try:
+        dtype = np.dtype(cai["typestr"])
+    except TypeError:
+        raise TypeError(f"{name}: unknown typestr {cai['typestr']!r}") from None
+    strides = cai.get("strides")
+    contiguous = strides is None or tuple(strides) == _c_strides(shape, dtype.itemsize)
+    return shape, dtype, contiguous
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def _as_device(x, name):
+    """A DeviceArray of the device array x (itself, or a zero-copy view) on whichever GPU it
+    lives, with that GPU's streams waited for."""
+    return _core._multi_as_device(x, name)
+
+
 def partition(n, parts):
     """[(start, stop)] of parts contiguous pieces of n elements, as even as they come: the first
     n % parts pieces hold one more (np.array_split's rule); pieces may be empty when n < parts."""
@@ -250,11 +307,26 @@ def partition(n, parts):
 
 
 def scatter(x, gpus=None):
-    """x (NumPy, flattened; C-contiguous) split by partition() over gpus (default: every visible
-    GPU): a list of 1-D DeviceArrays, part i on gpus[i]."""
-    flat = _flat_host(x, "x")
+    """x (flattened; C-contiguous) split by partition() over gpus (default: every visible GPU):
+    a list of 1-D DeviceArrays, part i on gpus[i]. x: a NumPy array (copied host to device), or
+    a device array on any GPU (copied device to device, never through the host)."""
+    if not _is_device_array(x):
+        flat = _flat_host(x, "x")
+        gpus = _gpus_arg(gpus)
+        return [to_device(flat[a:b], g)
+                for (a, b), g in zip(partition(flat.size, len(gpus)), gpus)]
+    _cai_checked(x, "x")
     gpus = _gpus_arg(gpus)
-    return [to_device(flat[a:b], g) for (a, b), g in zip(partition(flat.size, len(gpus)), gpus)]
+    x = _as_device(x, "x")
+    if x.__cuda_array_interface__.get("strides") is not None:
+        raise ValueError("x must be C-contiguous")
+    base, item = _address(x), x.dtype.itemsize
+    parts = []
+    for (a, b), g in zip(partition(x.size, len(gpus)), gpus):
+        part = empty((b - a,), x.dtype, g)
+        _core._multi_copy(g, _address(part), base + a * item, (b - a) * item)
+        parts.append(part)
+    return parts
 
 
 def _flat_host(x, name):
@@ -299,16 +371,20 @@ def _op_arg(op, allowed):
 def _check_allreduce(arrays, op, comm):
     """The arrays as a list, every argument checked; raises before anything runs."""
     op = _op_arg(op, tuple(NCCL_OPS))
-    if isinstance(arrays, _core.DeviceArray):
+    if _is_device_array(arrays):
         arrays = [arrays]
     if not isinstance(arrays, (list, tuple)):
-        raise TypeError(f"arrays must be a list of gpulab.DeviceArray, not {type(arrays).__name__}")
+        raise TypeError(f"arrays must be a list of device arrays, not {type(arrays).__name__}")
     arrays = list(arrays)
     if not arrays:
         raise ValueError("arrays must not be empty")
     for i, a in enumerate(arrays):
-        if not isinstance(a, _core.DeviceArray):
-            raise TypeError(f"arrays[{i}] must be a gpulab.DeviceArray, not {type(a).__name__}")
+        if not _is_device_array(a):
+            raise TypeError(f"arrays[{i}] must be a device array (gpulab.DeviceArray, CuPy, "
+                            f"PyTorch), not {type(a).__name__}")
+        _cai_checked(a, f"arrays[{i}]")
+    # views share the arrays' memory: the all-reduce lands in the callers' own arrays
+    arrays = [_as_device(a, f"arrays[{i}]") for i, a in enumerate(arrays)]
     first = arrays[0]
     if first.dtype not in NCCL_TYPES:
         raise TypeError(f"arrays[0] has dtype {first.dtype}; allreduce takes "
@@ -335,8 +411,8 @@ def _check_allreduce(arrays, op, comm):
 
 
 def allreduce(arrays, op="sum", comm=None):
-    """All-reduce in place: every array of `arrays` (DeviceArrays of one shape and dtype, each
-    on a distinct GPU) becomes the elementwise op of all of them, as NCCL's ncclAllReduce and
+    """All-reduce in place: every array of `arrays` (device arrays of one shape and dtype, each
+    on a distinct GPU: DeviceArrays, CuPy arrays, PyTorch tensors) becomes the elementwise op of all of them, as NCCL's ncclAllReduce and
     torch.distributed.all_reduce do; returns the list of the same arrays.
 
     op: "sum", "prod", "min", "max", or "avg" (float dtypes only). dtypes: float32, float64,
@@ -347,16 +423,17 @@ def allreduce(arrays, op="sum", comm=None):
     comm= (one process per GPU): `arrays` is this rank's array (or a one-element list) on
     comm.device; every rank of the group must call it.
     Arguments are checked (TypeError, ValueError naming the argument) before anything runs."""
+    given = list(arrays) if isinstance(arrays, (list, tuple)) else [arrays]
     arrays = _check_allreduce(arrays, op, comm)
     if comm is None:
         if len(arrays) == 1:
-            return arrays
+            return given
         comms = _clique(tuple(a.device for a in arrays))
     else:
         comms = [comm]
     _core._multi_allreduce([c._handle() for c in comms], arrays, NCCL_TYPES[arrays[0].dtype],
                            NCCL_OPS[op])
-    return arrays
+    return given
 
 
 # ---------------------------------------------------------------- partitioned reduce
@@ -397,23 +474,26 @@ def _reduce_parts(x):
     """(parts, on_host, dtype): x checked and cut into its parts, nothing run yet."""
     if isinstance(x, np.ndarray):
         return [_flat_host(x, "x")], True, x.dtype
-    if isinstance(x, _core.DeviceArray):
-        parts = [x]
+    if _is_device_array(x):
+        _cai_checked(x, "x")
+        parts = [_as_device(x, "x")]
     elif isinstance(x, (list, tuple)):
         parts = list(x)
         if not parts:
             raise ValueError("x must not be an empty list of parts")
     else:
-        raise TypeError("x must be a NumPy array, a DeviceArray or a list of parts, not "
+        raise TypeError("x must be a NumPy array, a device array or a list of parts, not "
                         f"{type(x).__name__}")
     on_host = isinstance(parts[0], np.ndarray)
     for i, p in enumerate(parts):
         if on_host and isinstance(p, np.ndarray):
             parts[i] = _flat_host(p, f"x[{i}]")
-        elif not on_host and isinstance(p, _core.DeviceArray):
-            pass  # C-contiguous: checked by _multi_reduce before anything runs
+        elif not on_host and _is_device_array(p):
+            _cai_checked(p, f"x[{i}]")
+            # C-contiguous: checked by _multi_reduce before anything runs
+            parts[i] = _as_device(p, f"x[{i}]")
         else:
-            raise TypeError(f"x[{i}] must be a {'NumPy array' if on_host else 'DeviceArray'} "
+            raise TypeError(f"x[{i}] must be a {'NumPy array' if on_host else 'device array'} "
                             f"like x[0], not {type(p).__name__}")
         if parts[i].dtype != parts[0].dtype:
             raise TypeError(f"x[{i}] has dtype {parts[i].dtype}, x[0] {parts[0].dtype}")
@@ -430,8 +510,9 @@ def reduce(x, op="sum", gpus=None, comm=None):
     NCCL all-reduce combines the GPUs' values. Returns a NumPy scalar.
 
     x: a NumPy array, split over `gpus` (default: every visible GPU) by partition(): contiguous
-    pieces as even as they come (uneven when the length does not divide); or a list of parts,
-    NumPy arrays (part i on gpus[i]) or DeviceArrays (each on its own GPU; gpus must be None);
+    pieces as even as they come (uneven when the length does not divide); a device array
+    (DeviceArray, CuPy, PyTorch), reduced on its own GPU; or a list of parts, NumPy arrays
+    (part i on gpus[i]) or device arrays (each on its own GPU; gpus must be None);
     parts may have different lengths, and empty parts add the op's identity.
     op: "sum", "min" or "max"; dtypes float32, float64, int32, with gl.reduce's result types
     (int32 sums are int64). The sum of nothing is 0; min and max of nothing raise ValueError.
@@ -562,8 +643,11 @@ class MultiJacobiResult(JacobiResult):
     """What gl.multi.jacobi returns: a gl.JacobiResult (u, sweeps, residuals, converged;
     unpacks as (u, residuals); get()) that also says where the time went:
 
-    timing: {"total_ms": the host clock around the solve (first sweep to last check, the
-    uploads and the gather excluded), "compute_ms" and "exchange_ms": the slowest GPU's sum of
+    timing: {"call_ms": the host clock around the whole call, from entry to u available where
+    f was (synchronized): what the caller waits for; "scatter_ms": the host clock around placing
+    the grid (slabs allocated, f and u0 copied in, waited for); "gather_ms": around copying u
+    out of the slabs (waited for); "total_ms": the host clock around the solve (first sweep to
+    last check, the scatter and the gather excluded), "compute_ms" and "exchange_ms": the slowest GPU's sum of
     its sweeps and of its halo transfers (CUDA events on its compute and copy streams; with
     overlap they run at once, so they may add up to more than total_ms), "allreduce_ms": the
     host clock around the checks' combines of the GPUs' residuals, "exposed_ms": total_ms less
@@ -591,24 +675,33 @@ class MultiJacobiResult(JacobiResult):
     def __repr__(self):
         return (f"MultiJacobiResult(sweeps={self.sweeps}, checks={len(self.residuals)}, "
                 f"converged={self.converged}, gpus={list(self.gpus)}, exchange={self.exchange!r}, "
-                f"overlap={self.overlap}, total_ms={self.timing['total_ms']:.3f})")
+                f"overlap={self.overlap}, call_ms={self.timing.get('call_ms', float('nan')):.3f}, "
+                f"total_ms={self.timing['total_ms']:.3f})")
 
 
 def _grid_arg(x, name):
-    """(NumPy array, was a DeviceArray): a 2-D or 3-D float32/float64 C-contiguous grid."""
-    on_device = isinstance(x, _core.DeviceArray)
+    """(grid, on a device, shape, dtype): x as a NumPy array or a DeviceArray (a zero-copy view of a CuPy or
+    PyTorch array, on its own GPU), checked: a 2-D or 3-D float32/float64 C-contiguous grid.
+    What a device array's __cuda_array_interface__ states is checked before any GPU work."""
+    on_device = _is_device_array(x)
     if not on_device and not isinstance(x, np.ndarray):
-        raise TypeError(f"{name} must be a NumPy array or a gpulab.DeviceArray, not "
-                        f"{type(x).__name__}")
-    if len(x.shape) not in (2, 3):
-        raise ValueError(f"{name} must be 2-D or 3-D, got shape {tuple(x.shape)}")
-    if np.dtype(x.dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise TypeError(f"{name} has dtype {x.dtype}; jacobi takes float32 or float64")
-    contiguous = x.__cuda_array_interface__.get("strides") is None if on_device else \
-        x.flags.c_contiguous
+        raise TypeError(f"{name} must be a NumPy array or a device array (gpulab.DeviceArray, "
+                        "or CuPy, PyTorch and others through __cuda_array_interface__ or DLPack), "
+                        f"not {type(x).__name__}")
+    stated = _cai_checked(x, name) if on_device else None
+    if on_device and stated is None:
+        x = _as_device(x, name)  # DLPack alone: its shape and dtype once imported
+    shape, dtype, contiguous = stated or (tuple(x.shape), np.dtype(x.dtype), None)
+    if len(shape) not in (2, 3):
+        raise ValueError(f"{name} must be 2-D or 3-D, got shape {shape}")
+    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise TypeError(f"{name} has dtype {dtype}; jacobi takes float32 or float64")
+    if contiguous is None:
+        contiguous = x.__cuda_array_interface__.get("strides") is None if on_device else \
+            x.flags.c_contiguous
     if not contiguous:
         raise ValueError(f"{name} must be C-contiguous")
-    return x, on_device
+    return x, on_device, tuple(int(n) for n in shape), dtype
 
 
 def _peer_access_checked(gpus):
@@ -629,8 +722,16 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, gpus=None, e
     plane each), slab i on gpus[i] (default: every visible GPU) with a ghost row/plane on either
     side. Returns a MultiJacobiResult: gl.jacobi's fields, bitwise equal to
     gl.jacobi(f, ..., variant="fused") (each cell gets the same arithmetic: the sweeps are the
-    stencil lab's row/plane-range sweeps), plus `timing`. u comes back where f was (NumPy, or a
-    DeviceArray on gpulab's device 0).
+    stencil lab's row/plane-range sweeps), plus `timing`.
+
+    f and u0: NumPy arrays or device arrays on any GPU (DeviceArray, CuPy, PyTorch: anything
+    with __cuda_array_interface__ or CUDA DLPack); u0=None: zeros, made on the GPUs. u comes back
+    where f was: NumPy for NumPy; for a device array, a new DeviceArray on f's GPU (as gl.jacobi
+    returns a DeviceArray for CuPy or PyTorch input). A device f is split device to device
+    (each GPU copies its slab and ghost rows straight from f's GPU, at once; a slab on f's own
+    GPU reads f in place) and u gathered the same way, never through the host. A NumPy f is
+    copied to each GPU from a host thread of its own, at once, and u gathered straight into the
+    NumPy result.
 
     exchange: how the halos travel each sweep: "p2p" (cudaMemcpyPeerAsync between neighbouring
     GPUs, which need peer access; ValueError otherwise) or "nccl" (ncclSend/ncclRecv in one
@@ -640,39 +741,39 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, gpus=None, e
     the max taken there; nccl: NCCL's max all-reduce), scaled by 2 ndim / h^2 as gl.jacobi does.
     One GPU: no exchange, no NCCL opened, whatever `exchange` says.
     Arguments are checked (ValueError, TypeError naming the argument) before any GPU work."""
+    start = time.perf_counter()
     from .stencil import _jacobi_checked, _jacobi_sweeps
     if not isinstance(exchange, str) or exchange not in EXCHANGES:
         raise ValueError(f"exchange must be 'p2p' or 'nccl', got {exchange!r}")
     if not isinstance(overlap, bool):
         raise TypeError(f"overlap must be a bool, not {type(overlap).__name__}")
-    f, f_on_device = _grid_arg(f, "f")
+    f, f_on_device, shape, dtype = _grid_arg(f, "f")
     if u0 is not None:
-        u0, _ = _grid_arg(u0, "u0")
-        if tuple(u0.shape) != tuple(f.shape) or np.dtype(u0.dtype) != np.dtype(f.dtype):
-            raise ValueError(f"u0 must have f's shape {tuple(f.shape)} and dtype {f.dtype}, got "
-                             f"{tuple(u0.shape)} {u0.dtype}")
+        u0, u0_on_device, u0_shape, u0_dtype = _grid_arg(u0, "u0")
+        if u0_shape != shape or u0_dtype != dtype:
+            raise ValueError(f"u0 must have f's shape {shape} and dtype {dtype}, got "
+                             f"{u0_shape} {u0_dtype}")
     h, check_every = _jacobi_checked(f, u0, h, iters, tol, check_every)
     sweeps = int(_jacobi_sweeps(f, u0, h, iters, tol))
     gpus = _gpus_arg(gpus)  # None: every visible GPU (NoDeviceError without one)
-    bounds = slabs(f.shape[0], len(gpus))
-    host_f = to_host(f) if f_on_device else f
-    if u0 is None:
-        host_u0 = np.zeros(f.shape, f.dtype)
-    else:
-        host_u0 = to_host(u0) if isinstance(u0, _core.DeviceArray) else u0
+    bounds = slabs(shape[0], len(gpus))
+    # device arrays as DeviceArray views on their own GPUs, that GPU waited for
+    f = _as_device(f, "f") if f_on_device else f
+    if u0 is not None and u0_on_device:
+        u0 = _as_device(u0, "u0")
+    # u: where f is; on a GPU, a new array there that the slabs are gathered into
+    out = empty(shape, dtype, f.device) if f_on_device else None
     comms = None
     if len(gpus) > 1:
         if exchange == "p2p":
             _peer_access_checked(gpus)
         else:
             comms = [c._handle() for c in _clique(gpus)]
-    starts = tuple(a for a, _ in bounds) + (f.shape[0],)
+    starts = tuple(a for a, _ in bounds) + (shape[0],)
     u, residuals, done, checks, converged, timing = _core._multi_jacobi(
-        gpus, comms, EXCHANGES[exchange], overlap, host_f, host_u0, starts, float(h), sweeps,
-        float(tol) if tol is not None else 0.0, int(check_every))
-    if f_on_device:
-        from .. import to_device as to_gpulab_device
-        u = to_gpulab_device(u)
+        gpus, comms, EXCHANGES[exchange], overlap, f, u0, starts, float(h), sweeps,
+        float(tol) if tol is not None else 0.0, int(check_every), out)
+    timing["call_ms"] = (time.perf_counter() - start) * 1e3  # u is in place: the gather waited
     timing["compute_ms_per_gpu"] = timing.pop("compute_ms")
     timing["exchange_ms_per_gpu"] = timing.pop("exchange_ms")
     timing["compute_ms"] = max(timing["compute_ms_per_gpu"])
@@ -696,14 +797,17 @@ def weak_size(size, gpus):
 
 
 def _timing_of(returned, elapsed_ms):
-    """{"total_ms", and each of COMPONENTS it reports} of one call of scaling()'s fn."""
+    """{"call_ms", "total_ms", and each of COMPONENTS it reports} of one call of scaling()'s
+    fn; call_ms: the call's own, else the harness's clock around fn."""
     timing = getattr(returned, "timing", returned)
     if isinstance(timing, dict):
-        out = {k: float(timing[k]) for k in ("total_ms",) + COMPONENTS if timing.get(k) is not None}
+        out = {k: float(timing[k]) for k in ("call_ms", "total_ms") + COMPONENTS
+               if timing.get(k) is not None}
         out.setdefault("total_ms", elapsed_ms)
+        out.setdefault("call_ms", elapsed_ms)
         return out
     if returned is None:
-        return {"total_ms": elapsed_ms}
+        return {"call_ms": elapsed_ms, "total_ms": elapsed_ms}
     raise TypeError("fn must return None, a dict of times in ms (total_ms, compute_ms, "
                     "exchange_ms, allreduce_ms, exposed_ms) or an object with such a .timing (a "
                     f"MultiJacobiResult), not {type(returned).__name__}")
@@ -714,11 +818,15 @@ def scaling(fn, sizes, gpus=(1, 2), mode="strong", trials=5, warmup=1):
     with a .plot().
 
     The contract: fn(size, gpus=N) runs the work once on N GPUs and returns either a
-    MultiJacobiResult (its .timing is used: total_ms and the components compute_ms,
-    exchange_ms, allreduce_ms, exposed_ms, all from the solve itself), a dict with those keys (any
-    subset; total_ms missing: the harness's clock), or None (the harness times the call with
-    time.perf_counter, and no components). It is called `warmup` times untimed, then `trials`
-    times; every time in the table is the median over the trials.
+    MultiJacobiResult (its .timing is used: call_ms, the whole call, and total_ms and the
+    components compute_ms, exchange_ms, allreduce_ms, exposed_ms, all from the solve itself), a
+    dict with those keys (any subset; total_ms or call_ms missing: the harness's clock), or None
+    (the harness times the call with time.perf_counter, and no components). It is called
+    `warmup` times untimed, then `trials` times; every time in the table is the median over the
+    trials.
+
+    Columns: call_ms (what a caller waits for: the scatter and gather included) and
+    call_speedup, its T(1)/T(N); total_ms (the solve alone) with speedup and efficiency.
 
     mode="strong": the same `size` for every N; S(N) = T(1) / T(N), E(N) = S(N) / N.
     mode="weak": `size` is one GPU's share: fn gets weak_size(size, N) (axis 0 of a shape
@@ -757,14 +865,16 @@ def scaling(fn, sizes, gpus=(1, 2), mode="strong", trials=5, warmup=1):
                 if k >= warmup:
                     samples.append(_timing_of(returned, elapsed_ms))
             row = {"size": size, "gpus": n, "problem": given, "mode": mode}
-            for key in ("total_ms",) + COMPONENTS:
+            for key in ("call_ms", "total_ms") + COMPONENTS:
                 values = [s[key] for s in samples if key in s]
                 row[key] = float(np.median(values)) if len(values) == len(samples) else None
             if n == 1:
-                baseline = row["total_ms"]
+                baseline, call_baseline = row["total_ms"], row["call_ms"]
             ratio = baseline / row["total_ms"] if row["total_ms"] > 0 else float("inf")
             row["speedup"] = ratio if mode == "strong" else n * ratio
             row["efficiency"] = row["speedup"] / n
+            call_ratio = call_baseline / row["call_ms"] if row["call_ms"] > 0 else float("inf")
+            row["call_speedup"] = call_ratio if mode == "strong" else n * call_ratio
             rows.append(row)
     meta = {"mode": mode, "trials": trials, "warmup": warmup, "gpus": counts, "sizes": sizes,
             "statistic": "median", "time": "ms",
@@ -810,7 +920,8 @@ class ScalingTable(Table):
             if values.any():
                 ax_parts.bar(labels, values, bottom=bottom, label=key[:-3])
                 bottom += values
-        ax_parts.plot(labels, [r["total_ms"] for r in self], "kD", label="total (wall)")
+        ax_parts.plot(labels, [r["total_ms"] for r in self], "kD", label="total (solve)")
+        ax_parts.plot(labels, [r["call_ms"] for r in self], "k^", label="call (wall)")
         ax_parts.set_ylabel("ms (median)")
         ax_parts.set_title("where the time goes")
         ax_parts.legend()

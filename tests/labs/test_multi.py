@@ -129,7 +129,7 @@ def test_partition_is_contiguous_and_as_even_as_array_split(n, parts):
 @pytest.mark.parametrize("call, error, words", [
     (lambda: mg.allreduce([]), ValueError, "arrays must not be empty"),
     (lambda: mg.allreduce(np.ones(3)), TypeError, "arrays must be a list"),
-    (lambda: mg.allreduce([np.ones(3)]), TypeError, "arrays[0] must be a gpulab.DeviceArray"),
+    (lambda: mg.allreduce([np.ones(3)]), TypeError, "arrays[0] must be a device array"),
     (lambda: mg.allreduce([], op="median"), ValueError, "op must be one of"),
     (lambda: mg.allreduce([], op=1), TypeError, "op must be a str"),
     (lambda: mg.reduce(np.ones(4), op="prod"), ValueError, "op must be one of"),

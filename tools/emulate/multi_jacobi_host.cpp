@@ -40,7 +40,7 @@ void fail(const char *what) {
 
 thread_local int current_device = 0;
 bool peer_access = true;
-constexpr size_t guard_bytes = 64;
+constexpr size_t guard_bytes = 256;  // and the alignment of every allocation, as cudaMalloc's
 constexpr unsigned char guard_value = 0xab;
 
 struct allocation {
@@ -181,7 +181,8 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
   return cudaSuccess;
 }
 cudaError_t cudaMalloc(void **p, size_t bytes) {
-  char *base = static_cast<char *>(std::malloc(bytes + 2 * guard_bytes));
+  const size_t whole = (bytes + 2 * guard_bytes + guard_bytes - 1) / guard_bytes * guard_bytes;
+  char *base = static_cast<char *>(std::aligned_alloc(guard_bytes, whole));
   std::memset(base, guard_value, bytes + 2 * guard_bytes);
   char *user = base + guard_bytes;
   std::memset(user, 0x7f, bytes);  // not zero: a row nobody wrote shows
@@ -205,6 +206,30 @@ cudaError_t cudaFree(void *p) {
     }
   std::free(user - guard_bytes);
   allocations.erase(it);
+  return cudaSuccess;
+}
+cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t s) {
+  if (current_device != stream_device(s)) fail("cudaMallocAsync off the stream's device");
+  return cudaMalloc(p, bytes);
+}
+cudaError_t cudaFreeAsync(void *p, cudaStream_t s) {
+  if (current_device != stream_device(s)) fail("cudaFreeAsync off the stream's device");
+  return cudaFree(p);
+}
+cudaError_t cudaDeviceSynchronize(void) {
+  run_all();
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind,
+                            cudaStream_t s) {
+  const int to = device_of(dst), from = device_of(src);
+  if ((to >= 0 && device_of(static_cast<char *>(dst) + bytes - 1) != to) ||
+      (from >= 0 && device_of(static_cast<const char *>(src) + bytes - 1) != from))
+    fail("cudaMemcpyAsync past an allocation's end");
+  if (current_device != stream_device(s)) fail("cudaMemcpyAsync off the stream's device");
+  if (to != stream_device(s) && from != stream_device(s))
+    fail("cudaMemcpyAsync on a stream of neither end's device");
+  issue(s, [=] { std::memcpy(dst, src, bytes); });
   return cudaSuccess;
 }
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind) {
@@ -234,6 +259,31 @@ cudaError_t cudaDeviceCanAccessPeer(int *can, int, int) {
 }
 
 int glc_fail(int code, const char *) { return code; }
+int glc_pool_init(int) { return cudaSuccess; }
+// placement.cu's: memory the emulation did not allocate is the host's, pageable
+int glc_multi_locate(const void *ptr, int *device, int *pageable) {
+  *device = device_of(ptr);
+  *pageable = *device < 0;
+  return cudaSuccess;
+}
+int glc_multi_copy_pieces(int count, const glc_multi_piece *pieces) {
+  const int saved = current_device;
+  for (int i = 0; i < count; ++i) {
+    const glc_multi_piece &piece = pieces[i];
+    if (stream_device(static_cast<cudaStream_t>(piece.stream)) != piece.device)
+      fail("a scatter or gather piece on another device's stream");
+    if (piece.bytes && device_of(piece.dst) != piece.device && device_of(piece.src) != piece.device)
+      fail("a scatter or gather piece with neither end on its device");
+    current_device = piece.device;
+    if (piece.bytes)
+      cudaMemcpyAsync(piece.dst, piece.src, piece.bytes, cudaMemcpyDefault,
+                      static_cast<cudaStream_t>(piece.stream));
+  }
+  for (int i = 0; i < count; ++i)
+    cudaStreamSynchronize(static_cast<cudaStream_t>(pieces[i].stream));
+  current_device = saved;
+  return cudaSuccess;
+}
 // topology.cu's, which jacobi.cu calls: peer access as the emulated machine has it
 int glc_multi_enable_peer(int, int, int *enabled) {
   *enabled = peer_access;
@@ -501,9 +551,13 @@ reference_result reference(int ndim, const size_t *shape, const std::vector<T> &
 
 int cases_run = 0;
 
+// Where the grids live: f, u0 and u in host memory; on the first slab's device (where f's rows
+// of slab 0 are read in place); on a device that holds no slab; host grids with u0 NULL (zeros).
+enum placement { on_host, on_first_slab, on_other_device, zeros_u0, placements };
+
 template <typename T>
 void run_case_once(int ndim, std::vector<size_t> shape, int count, int exchange, int overlap,
-                   size_t sweeps, size_t check_every, double tol, unsigned seed);
+                   size_t sweeps, size_t check_every, double tol, unsigned seed, int where);
 
 // Each case runs under this many schedules: the first picks a random ready stream each step; the
 // others give every stream a random priority and always run the highest ready one, so that some
@@ -516,20 +570,22 @@ void run_case(int ndim, std::vector<size_t> shape, int count, int exchange, int 
   for (unsigned k = 0; k < schedules; ++k) {
     schedule.seed(seed * 7919u + k);
     strict_priority = k > 0;
-    run_case_once<T>(ndim, shape, count, exchange, overlap, sweeps, check_every, tol, seed);
+    run_case_once<T>(ndim, shape, count, exchange, overlap, sweeps, check_every, tol, seed,
+                     static_cast<int>((seed + k) % placements));
   }
 }
 
 template <typename T>
 void run_case_once(int ndim, std::vector<size_t> shape, int count, int exchange, int overlap,
-                   size_t sweeps, size_t check_every, double tol, unsigned seed) {
+                   size_t sweeps, size_t check_every, double tol, unsigned seed, int where) {
   size_t n = 1;
   for (size_t s : shape) n *= s;
   std::mt19937 rng(seed);
   std::normal_distribution<double> normal;
   std::vector<T> f(n), u0(n), u(n, std::numeric_limits<T>::quiet_NaN());
   for (size_t i = 0; i < n; ++i)
-    f[i] = static_cast<T>(normal(rng)), u0[i] = static_cast<T>(normal(rng));
+    f[i] = static_cast<T>(normal(rng)),
+    u0[i] = where == zeros_u0 ? T(0) : static_cast<T>(normal(rng));
   const double h = 0.5;
   reference_result ref = reference<T>(ndim, shape.data(), f, u0, h, sweeps, tol, check_every);
   // array_split over count slabs, as gl.multi.slabs
@@ -547,21 +603,37 @@ void run_case_once(int ndim, std::vector<size_t> shape, int count, int exchange,
     comm_records[i] = {i, s};
     comms[i] = &comm_records[i];
   }
+  void *grids[3] = {f.data(), u0.data(), u.data()};  // f, u0, u as glc_multi_jacobi gets them
+  if (where == zeros_u0) grids[1] = nullptr;
+  if (where == on_first_slab || where == on_other_device) {
+    current_device = where == on_first_slab ? devices[0] : count;
+    const void *from[3] = {f.data(), u0.data(), u.data()};
+    for (int g = 0; g < 3; ++g) {
+      cudaMalloc(&grids[g], n * sizeof(T));
+      std::memcpy(grids[g], from[g], n * sizeof(T));
+    }
+  }
   current_device = 0;
   const size_t capacity = sweeps / check_every + (sweeps % check_every != 0);
   std::vector<double> residuals(capacity + 1, -1.0);
   glc_multi_jacobi_result result;
   const int code = glc_multi_jacobi(count, devices.data(), comms.data(), exchange, overlap,
                                     sizeof(T) == 8 ? GLC_F64 : GLC_F32, ndim, shape.data(),
-                                    starts.data(), h, sweeps, tol, check_every, f.data(), u0.data(),
-                                    u.data(), residuals.data(), capacity, &result);
+                                    starts.data(), h, sweeps, tol, check_every, grids[0], grids[1],
+                                    grids[2], residuals.data(), capacity, &result);
+  if (grids[2] != u.data()) {
+    std::memcpy(u.data(), grids[2], n * sizeof(T));
+    for (void *g : grids) cudaFree(g);
+  }
   for (auto &c : comm_records) cudaStreamDestroy(c.stream);
   char what[256];
+  static const char *const wheres[] = {"host grids", "grids on slab 0's device",
+                                       "grids on another device", "u0 zeros"};
   std::snprintf(what, sizeof what,
                 "%dD %s shape[0]=%zu on %d GPUs %s overlap=%d sweeps=%zu "
-                "check_every=%zu tol=%g",
+                "check_every=%zu tol=%g, %s",
                 ndim, sizeof(T) == 8 ? "f64" : "f32", shape[0], count, exchange ? "nccl" : "p2p",
-                overlap, sweeps, check_every, tol);
+                overlap, sweeps, check_every, tol, wheres[where]);
   ++cases_run;
   if (code != cudaSuccess) {
     std::fprintf(stderr, "emulate: %s: returned %d\n", what, code);

@@ -7,6 +7,7 @@
 #include "csrc/core/args.h"
 #include "csrc/core/devarray.h"
 #include "csrc/core/errors.h"
+#include "csrc/core/interop.h"
 #include "csrc/core/registry.h"
 #include "csrc/core/runtime.h"
 #include "cuda/multi/multi.h"
@@ -253,33 +254,79 @@ static PyObject *py_reduce(PyObject *m, PyObject *args) {
 
 /* ---- Jacobi over slabs ---- */
 
+/* One grid of _multi_jacobi: a C-contiguous NumPy array or DeviceArray (any device). */
+typedef struct {
+  void *data;
+  int ndim, dtype, device; /* device -1: NumPy */
+  Py_ssize_t shape[GL_MAX_NDIM];
+} grid;
+
+static int grid_of(PyObject *obj, const char *argname, int writeable, grid *g) {
+  if (gl_DeviceArray_Check(obj)) {
+    gl_DeviceArrayObject *a = (gl_DeviceArrayObject *)obj;
+    if (gl_check_device_array(a, argname, -1, writeable) < 0) return -1;
+    g->data = a->ptr;
+    g->ndim = a->ndim;
+    g->dtype = gl_dtype_code(a->dtype);
+    g->device = a->device;
+    for (int i = 0; i < a->ndim; i++) g->shape[i] = a->shape[i];
+    return 0;
+  }
+  if (gl_check_host_array(obj, argname, -1, writeable) < 0) return -1;
+  PyArrayObject *h = (PyArrayObject *)obj;
+  g->data = PyArray_DATA(h);
+  g->ndim = PyArray_NDIM(h);
+  g->dtype = gl_dtype_code(PyArray_DESCR(h));
+  g->device = -1;
+  for (int i = 0; i < g->ndim && i < GL_MAX_NDIM; i++) g->shape[i] = PyArray_DIM(h, i);
+  return 0;
+}
+
+static int same_grid(const grid *a, const grid *b) {
+  if (a->ndim != b->ndim || a->dtype != b->dtype) return 0;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+/* Host outputs up to this size are poisoned (every byte 0xff: NaN in either dtype), so that a row
+ * the gather missed shows; a larger one comes fresh from mmap (zero pages), and a pass over it
+ * would cost as much as the gather itself. */
+#define POISON_MAX_BYTES (64u << 20)
+
 /* _multi_jacobi(devices: tuple, comms: list or None, exchange, overlap, f, u0, starts: tuple,
- *               h, max_sweeps, tol, check_every) -> (u, residuals, sweeps, checks, converged,
- *               timing dict). f and u0: C-contiguous NumPy arrays of one shape and float dtype;
- * u comes back as a new NumPy array; residuals a float64 array of ceil(max_sweeps/check_every)
- * of which the first `checks` are written; timing {"compute_ms": [per GPU], "exchange_ms":
- * [per GPU], "allreduce_ms", "total_ms"}. gpulab.labs.multi checks every argument first. */
+ *               h, max_sweeps, tol, check_every, out) -> (u, residuals, sweeps, checks,
+ *               converged, timing dict). f: a C-contiguous NumPy array or DeviceArray (any
+ * device, ready: gl.multi waited for its device) of a 2-D or 3-D float grid; u0: None (zeros)
+ * or one of f's shape and dtype, on the host or any device; out: None (u: a new NumPy array) or
+ * the DeviceArray that receives u. residuals: a float64 array of ceil(max_sweeps/check_every) of
+ * which the first `checks` are written; timing {"compute_ms": [per GPU], "exchange_ms": [per
+ * GPU], "allreduce_ms", "total_ms", "scatter_ms", "gather_ms"}. gpulab.labs.multi checks every
+ * argument first. */
 static PyObject *py_jacobi(PyObject *m, PyObject *args) {
-  PyObject *devices_obj, *comms_obj, *starts_obj;
-  PyArrayObject *f, *u0;
+  PyObject *devices_obj, *comms_obj, *starts_obj, *f_obj, *u0_obj, *out_obj;
   int exchange, overlap;
   double h, tol;
   unsigned long long max_sweeps, check_every;
-  if (!PyArg_ParseTuple(args, "O!OipO!O!O!dKdK:_multi_jacobi", &PyTuple_Type, &devices_obj,
-                        &comms_obj, &exchange, &overlap, &PyArray_Type, &f, &PyArray_Type, &u0,
-                        &PyTuple_Type, &starts_obj, &h, &max_sweeps, &tol, &check_every))
+  if (!PyArg_ParseTuple(args, "O!OipOOO!dKdKO:_multi_jacobi", &PyTuple_Type, &devices_obj,
+                        &comms_obj, &exchange, &overlap, &f_obj, &u0_obj, &PyTuple_Type,
+                        &starts_obj, &h, &max_sweeps, &tol, &check_every, &out_obj))
     return NULL;
   int count = (int)PyTuple_GET_SIZE(devices_obj);
   if (count < 1 || count > GLC_MULTI_MAX_GPUS || PyTuple_GET_SIZE(starts_obj) != count + 1)
     return PyErr_Format(PyExc_ValueError, "1 to %d devices, count + 1 starts", GLC_MULTI_MAX_GPUS);
   if (check_every == 0) return PyErr_Format(PyExc_ValueError, "check_every must be >= 1");
-  if (gl_check_host_array((PyObject *)f, "f", -1, 0) < 0 ||
-      gl_check_host_array((PyObject *)u0, "u0", -1, 0) < 0)
+  grid f, u0, dest;
+  if (grid_of(f_obj, "f", 0, &f) < 0 || (u0_obj != Py_None && grid_of(u0_obj, "u0", 0, &u0) < 0) ||
+      (out_obj != Py_None && grid_of(out_obj, "out", 1, &dest) < 0))
     return NULL;
-  int ndim = PyArray_NDIM(f), dtype = gl_dtype_code(PyArray_DESCR(f));
-  if ((ndim != 2 && ndim != 3) || PyArray_NDIM(u0) != ndim || !PyArray_SAMESHAPE(f, u0) ||
-      gl_dtype_code(PyArray_DESCR(u0)) != dtype || (dtype != GLC_F32 && dtype != GLC_F64))
+  if ((f.ndim != 2 && f.ndim != 3) || (f.dtype != GLC_F32 && f.dtype != GLC_F64) ||
+      (u0_obj != Py_None && !same_grid(&f, &u0)))
     return PyErr_Format(PyExc_ValueError, "f and u0: one 2-D or 3-D float shape and dtype");
+  if (out_obj != Py_None && (!same_grid(&f, &dest) || dest.device < 0))
+    return PyErr_Format(PyExc_ValueError, "out: a DeviceArray of f's shape and dtype");
+  if (out_obj == Py_None && f.device >= 0)
+    return PyErr_Format(PyExc_ValueError, "out: f lives on a device, u must be given a place");
   if (gl_require_gpu(NULL) < 0) return NULL;
   int devices[GLC_MULTI_MAX_GPUS];
   size_t starts[GLC_MULTI_MAX_GPUS + 1], shape[3];
@@ -292,7 +339,11 @@ static PyObject *py_jacobi(PyObject *m, PyObject *args) {
     starts[i] = (size_t)PyLong_AsSize_t(PyTuple_GET_ITEM(starts_obj, i));
     if (starts[i] == (size_t)-1 && PyErr_Occurred()) return NULL;
   }
-  for (int a = 0; a < ndim; a++) shape[a] = (size_t)PyArray_DIM(f, a);
+  size_t bytes = f.dtype == GLC_F64 ? sizeof(double) : sizeof(float);
+  for (int a = 0; a < f.ndim; a++) {
+    shape[a] = (size_t)f.shape[a];
+    bytes *= shape[a];
+  }
   if (comms_obj != Py_None) {
     if (!PyList_Check(comms_obj) || PyList_GET_SIZE(comms_obj) != count)
       return PyErr_Format(PyExc_ValueError, "one communicator per device");
@@ -300,10 +351,16 @@ static PyObject *py_jacobi(PyObject *m, PyObject *args) {
   }
   const npy_intp capacity = (npy_intp)(max_sweeps / check_every + (max_sweeps % check_every != 0));
   PyArrayObject *residuals = (PyArrayObject *)PyArray_ZEROS(1, &capacity, NPY_FLOAT64, 0);
-  PyArrayObject *u =
-      residuals ? (PyArrayObject *)PyArray_NewLikeArray(f, NPY_CORDER, NULL, 0) : NULL;
-  /* poisoned (every byte 0xff: NaN in either dtype) so that a row the gather missed shows */
-  if (u) memset(PyArray_DATA(u), 0xff, (size_t)PyArray_NBYTES(u));
+  PyObject *u = NULL;
+  if (residuals && out_obj != Py_None) {
+    u = Py_NewRef(out_obj);
+  } else if (residuals) {
+    npy_intp dims[3];
+    for (int a = 0; a < f.ndim; a++) dims[a] = (npy_intp)shape[a];
+    u = PyArray_SimpleNew(f.ndim, dims, f.dtype == GLC_F64 ? NPY_FLOAT64 : NPY_FLOAT32);
+    if (u && bytes <= POISON_MAX_BYTES) memset(PyArray_DATA((PyArrayObject *)u), 0xff, bytes);
+  }
+  void *u_data = !u ? NULL : out_obj != Py_None ? dest.data : PyArray_DATA((PyArrayObject *)u);
   glc_multi_jacobi_result *result = u ? PyMem_Calloc(1, sizeof *result) : NULL;
   if (!result) {
     Py_XDECREF(u);
@@ -313,8 +370,8 @@ static PyObject *py_jacobi(PyObject *m, PyObject *args) {
   int code;
   Py_BEGIN_ALLOW_THREADS
   code = glc_multi_jacobi(count, devices, comms_obj != Py_None ? comms : NULL, exchange, overlap,
-                          dtype, ndim, shape, starts, h, (size_t)max_sweeps, tol,
-                          (size_t)check_every, PyArray_DATA(f), PyArray_DATA(u0), PyArray_DATA(u),
+                          f.dtype, f.ndim, shape, starts, h, (size_t)max_sweeps, tol,
+                          (size_t)check_every, f.data, u0_obj != Py_None ? u0.data : NULL, u_data,
                           (double *)PyArray_DATA(residuals), (size_t)capacity, result);
   Py_END_ALLOW_THREADS
   PyObject *out = NULL;
@@ -328,8 +385,9 @@ static PyObject *py_jacobi(PyObject *m, PyObject *args) {
     }
     PyObject *timing =
         compute && exchanged
-            ? Py_BuildValue("{sOsOsdsd}", "compute_ms", compute, "exchange_ms", exchanged,
-                            "allreduce_ms", result->allreduce_ms, "total_ms", result->total_ms)
+            ? Py_BuildValue("{sOsOsdsdsdsd}", "compute_ms", compute, "exchange_ms", exchanged,
+                            "allreduce_ms", result->allreduce_ms, "total_ms", result->total_ms,
+                            "scatter_ms", result->scatter_ms, "gather_ms", result->gather_ms)
             : NULL;
     if (timing)
       out =
@@ -403,6 +461,27 @@ static PyObject *py_empty(PyObject *m, PyObject *args) {
   Py_DECREF(capsule);
   Py_DECREF(dtype);
   if (a) a->stream = stream; /* the device's own stream, not gpulab's device-0 stream */
+  return (PyObject *)a;
+}
+
+/* _multi_as_device(obj, argname) -> a DeviceArray of obj (itself, or a zero-copy view of a CuPy,
+ * PyTorch or other CAI or DLPack array) on whichever device it lives, with every stream of that
+ * device waited for: what its producer queued on any stream is then done. */
+static PyObject *py_as_device(PyObject *m, PyObject *args) {
+  PyObject *obj;
+  const char *argname;
+  if (!PyArg_ParseTuple(args, "Os:_multi_as_device", &obj, &argname)) return NULL;
+  if (gl_require_gpu(NULL) < 0) return NULL;
+  gl_DeviceArrayObject *a = gl_as_device_array_anywhere(obj, argname);
+  if (!a) return NULL;
+  int device = a->device, code;
+  glc_stream stream = NULL;
+  Py_BEGIN_ALLOW_THREADS
+  code = glc_multi_device_synchronize(device);
+  if (!code && (PyObject *)a != obj) code = glc_multi_device_stream(device, &stream);
+  Py_END_ALLOW_THREADS
+  if (code) return Py_DECREF(a), gl_raise_cuda(code);
+  if ((PyObject *)a != obj) a->stream = stream; /* a view's work is ordered on its device */
   return (PyObject *)a;
 }
 
@@ -497,6 +576,7 @@ static PyMethodDef multi_methods[] = {
     {"_multi_reduce", py_reduce, METH_VARARGS, "Local reduces, then an all-reduce of scalars."},
     {"_multi_jacobi", py_jacobi, METH_VARARGS, "Jacobi over slabs of several GPUs."},
     {"_multi_empty", py_empty, METH_VARARGS, "A DeviceArray on any device."},
+    {"_multi_as_device", py_as_device, METH_VARARGS, "A DeviceArray of a device array, any GPU."},
     {"_multi_copy", py_copy, METH_VARARGS, "A copy between any memories (UVA); waits."},
     {"_multi_topology", py_topology, METH_VARARGS, "P2P access, native atomics, rank."},
     {"_multi_bandwidth", py_bandwidth, METH_VARARGS, "P2P copy GB/s, every pair."},

@@ -58,6 +58,16 @@ def run_op(name, fn, gpu, args, rng, not_run):
     return results
 
 
+def user_path_section(wanted, args):
+    """On the GPU: each op's default call (no variant=) on every container a user passes, timed
+    wall-clock to the result, beside its peer and the best rung (gpulab/user_path.py)."""
+    from . import user_path
+    ops = [name for name in wanted if name in OPS]
+    print("\n== The user's call (default variant, wall-clock to the result; gap = default / best "
+          "rung; peer / ours > 1 means gpulab is faster)")
+    print(user_path.table(user_path.user_path_rows(ops, True, budget_s=1.0, scale=args.scale)))
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["compare"]:  # a command of its own, with its own options
@@ -115,6 +125,8 @@ def main(argv=None):
         print(results_table(results))
         for r in not_run[refused:]:
             print(f"{r['variant']:<4} {r['variant_name']}: not run at n = {r['n']}: {r['reason']}")
+    if gpu and not args.no_peers:
+        user_path_section(wanted, args)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "results": [r.to_dict() for r in all_results],

@@ -45,3 +45,30 @@ def version(name: str) -> Optional[str]:
         return importlib.import_module(name).__version__
     except Exception:
         return None
+
+
+_ACCELERATOR_NAMES = {1: "cub", 2: "cutensor", 3: "cutensornet"}
+
+
+def cupy_with_cub():
+    """CuPy with its CUB accelerator on for reductions and routines (sum, cumsum, histogram,
+    sort...), as its users turn it on (CUPY_ACCELERATORS=cub): the peers are called the fastest
+    way their users would. Accelerators already on stay on."""
+    import cupy
+    from cupy._core import _accelerator as acc
+    for get, set_ in ((acc.get_reduction_accelerators, acc.set_reduction_accelerators),
+                      (acc.get_routine_accelerators, acc.set_routine_accelerators)):
+        names = [_ACCELERATOR_NAMES.get(a, a) for a in get()]
+        if "cub" not in names:
+            set_(["cub"] + names)
+    return cupy
+
+
+def cupy_accelerators() -> Optional[dict]:
+    """CuPy's accelerators now on ({"reduction": [...], "routine": [...]}), None without CuPy."""
+    try:
+        from cupy._core import _accelerator as acc
+    except Exception:
+        return None
+    return {"reduction": [_ACCELERATOR_NAMES.get(a, a) for a in acc.get_reduction_accelerators()],
+            "routine": [_ACCELERATOR_NAMES.get(a, a) for a in acc.get_routine_accelerators()]}

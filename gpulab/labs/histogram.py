@@ -220,7 +220,7 @@ def _peer_range(x, bins, range):
 
 
 def _cupy_histogram(x, bins=10, range=None, **_):
-    import cupy
+    cupy = _peers.cupy_with_cub()
     cx = _peers.as_peer("cupy", x)
     if _dtype_of(x) in INT_DTYPES and _peer_range(x, bins, range)[0] == 0:
         return lambda: cupy.bincount(cx, minlength=bins)
@@ -282,7 +282,7 @@ def _torch_rgb(img, **_):
 
 
 def _cupy_rgb(img, **_):
-    import cupy
+    cupy = _peers.cupy_with_cub()
     c = _peers.as_peer("cupy", img)
     offsets = cupy.arange(3) * RGB_BINS
     return lambda: cupy.bincount((c.reshape(-1, 3).astype(cupy.int64) + offsets).ravel(),

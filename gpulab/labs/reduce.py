@@ -20,7 +20,7 @@ def _reduce_cost(x, op="sum", **_):
 
 
 def _cupy_reduce(x, op="sum", **_):
-    import cupy
+    cupy = _peers.cupy_with_cub()
     cx = _peers.as_peer("cupy", x)
     fn = getattr(cupy, _PEER_FUNCTIONS[op][0])
     return lambda: fn(cx)
@@ -93,7 +93,7 @@ def _norm2_cost(x, **_):
 
 
 def _cupy_norm2(x, **_):
-    import cupy
+    cupy = _peers.cupy_with_cub()
     cx = _peers.as_peer("cupy", x)
     return lambda: cupy.linalg.norm(cx)
 

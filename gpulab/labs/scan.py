@@ -45,7 +45,7 @@ def _torch_scan(x, op="sum", inclusive=True, **_):
 
 
 def _cupy_scan(x, op="sum", inclusive=True, **_):
-    import cupy
+    cupy = _peers.cupy_with_cub()
     cx = _peers.as_peer("cupy", x)
     if op == "sum":
         return lambda: cupy.cumsum(cx)
@@ -106,6 +106,7 @@ def _torch_compact(x, mask=None, **_):
 
 
 def _cupy_compact(x, mask=None, **_):
+    _peers.cupy_with_cub()  # x[mask] counts through cumsum
     cx = _peers.as_peer("cupy", x)
     cm = _peers.as_peer("cupy", mask) if mask is not None else None
     if cm is None:
@@ -143,7 +144,7 @@ def _torch_nonzero(x, **_):
 
 
 def _cupy_nonzero(x, **_):
-    import cupy
+    cupy = _peers.cupy_with_cub()
     cx = _peers.as_peer("cupy", x)
     return lambda: cupy.flatnonzero(cx)
 

@@ -46,13 +46,15 @@ def _pairs_cost(keys, values, **_):
 
 
 def _torch_sort(x, descending=False, **_):
+    # torch has no keys-only sort: torch.sort computes the indices too (stable=False as well),
+    # so its time includes writing them; cupy.sort is keys-only
     import torch
     tx = _peers.as_peer("torch", x)
     return lambda: torch.sort(tx, stable=True, descending=descending).values
 
 
 def _cupy_sort(x, descending=False, **_):
-    import cupy
+    cupy = _peers.cupy_with_cub()
     cx = _peers.as_peer("cupy", x)
     if descending:
         return lambda: cupy.sort(cx)[::-1]
@@ -66,7 +68,7 @@ def _torch_argsort(x, descending=False, **_):
 
 
 def _cupy_argsort(x, descending=False, **_):
-    import cupy
+    cupy = _peers.cupy_with_cub()
     cx = _peers.as_peer("cupy", x)
     return lambda: cupy.argsort(cx)
 
@@ -82,7 +84,7 @@ def _torch_pairs(keys, values, descending=False, **_):
 
 
 def _cupy_pairs(keys, values, descending=False, **_):
-    import cupy
+    cupy = _peers.cupy_with_cub()
     ck, cv = _peers.as_peer("cupy", keys), _peers.as_peer("cupy", values)
 
     def run():

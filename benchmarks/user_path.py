@@ -1,0 +1,169 @@
+"""The table users read: every op's default call (no variant=) on each container a user passes,
+host wall-clock from the call to the result where the input was, beside the peer's natural call
+on the same data and the best rung on the benchmark path (gpulab/user_path.py says how each is
+timed), then the named cases users hit: spmv on a cupyx matrix (5-point Laplacian 4096^2 float64,
+an R-MAT graph of scale 22, gl.sparse.powerlaw), cg per iteration against cupyx's cg, gl.jacobi
+against a CuPy ElementwiseKernel sweep, gl.multi.jacobi on 2 GPUs against gl.jacobi on one.
+
+Without a GPU it runs the CPU paths (NumPy and scipy.sparse inputs against NumPy/SciPy) at the
+ops' CPU demo sizes and saves user_path_cpu.json; --quick saves user_path[_cpu]_quick.json: a
+CPU or quick run never overwrites the GPU table that docs/labs/README.md points at.
+
+    python benchmarks/user_path.py [--quick] [--budget 1.0] [--ops spmv,cg]
+"""
+
+import argparse
+
+import numpy as np
+
+import gpulab as gl
+from common import progress, save
+from gpulab import user_path as up
+from gpulab._op import OPS
+
+
+def rmat(scale, edge_factor, a, b, c, seed):
+    """The Graph500 R-MAT generator in CuPy (gl.sparse.rmat's stand-in where it is missing):
+    each edge picks a quadrant per bit of its row and column; duplicates summed, values 1."""
+    import cupy
+    import cupyx.scipy.sparse as cs
+    rng = cupy.random.default_rng(seed)
+    m = edge_factor << scale
+    rows, cols = cupy.zeros(m, cupy.int64), cupy.zeros(m, cupy.int64)
+    for bit in range(scale):
+        r = rng.random(m, dtype=cupy.float32)
+        down = r >= a + b  # quadrants c and d: the row's bit is set
+        right = ((r >= a) & (r < a + b)) | (r >= a + b + c)  # quadrants b and d
+        rows |= down.astype(cupy.int64) << bit
+        cols |= right.astype(cupy.int64) << bit
+    ones = cupy.ones(m, cupy.float32)
+    return cs.coo_matrix((ones, (rows, cols)), shape=(1 << scale, 1 << scale)).tocsr()
+
+
+def cupyx_of(A):
+    return up.to_container(A, "cupyx")
+
+
+def spmv_case(label, A_cx, rows, budget):
+    """gl.spmv on the cupyx matrix against A @ x, both wall-clock on CuPy's stream."""
+    import cupy
+    x = cupy.asarray(np.random.default_rng(5).standard_normal(A_cx.shape[1]), A_cx.dtype)
+    finish = up.finisher("cupy")
+    ours = up.wall_ms(lambda: gl.spmv(A_cx, x), finish, budget)
+    peer = up.wall_ms(lambda: A_cx @ x, finish, budget)
+    rows.append({"case": label, "container": "cupyx", "nnz": int(A_cx.nnz),
+                 "default_ms": ours["median_ms"], "peer": "cupyx", "peer_how": "A @ x",
+                 "peer_ms": peer["median_ms"], "peer_over_ours": peer["median_ms"] /
+                 ours["median_ms"]})
+    progress(rows[-1])
+
+
+def named_cases(budget, quick, keep):
+    import cupy
+    rows, notes = [], {}
+    side = 256 if quick else 4096
+    lap = gl.sparse.poisson2d(side, dtype=np.float64)
+    lap_cx = cupyx_of(lap)
+    spmv_case(f"spmv 5-point Laplacian {side}^2 float64", lap_cx, rows, budget)
+    scale = 12 if quick else 22
+    if hasattr(gl.sparse, "rmat"):
+        graph = cupyx_of(gl.sparse.rmat(scale, 16, 0.57, 0.19, 0.19, 1))
+        notes["rmat"] = "gl.sparse.rmat"
+    else:
+        graph = rmat(scale, 16, 0.57, 0.19, 0.19, 1)
+        notes["rmat"] = "built in benchmarks/user_path.py with CuPy (gl.sparse.rmat missing)"
+    spmv_case(f"spmv R-MAT scale {scale}, edge factor 16, float32", graph, rows, budget)
+    if "spmv" in keep:
+        spmv_case("spmv gl.sparse.powerlaw (the spmv op's example)", cupyx_of(keep["spmv"][0]),
+                  rows, budget)
+    # cg: fixed iterations (rtol = atol = 0), times per iteration
+    iters = 10 if quick else 50
+    b = cupy.asarray(np.random.default_rng(6).standard_normal(lap.shape[0]))
+    cupy_cg = OPS["cg"].__gpulab_op__.peers["cupy"]
+    finish = up.finisher("cupy")
+    lap_dev = lap.to_device()
+    for M in (None, "jacobi"):
+        ours = up.wall_ms(lambda: gl.cg(lap_cx, b, rtol=0.0, atol=0.0, maxiter=iters, M=M),
+                          finish, budget)
+        peer = up.wall_ms(cupy_cg(lap_dev, gl.from_dlpack(b), rtol=0.0, atol=0.0, maxiter=iters,
+                                  M=M), finish, budget)
+        rows.append({"case": f"cg M={M} Laplacian {side}^2 float64, per iteration",
+                     "container": "cupyx", "default_ms": ours["median_ms"] / iters,
+                     "peer": "cupyx", "peer_how": up.DEVICE_PEER_NOTES[("cg", "cupy")] +
+                     ("" if M else " (M=None)"), "peer_ms": peer["median_ms"] / iters,
+                     "peer_over_ours": peer["median_ms"] / ours["median_ms"]})
+        progress(rows[-1])
+    jacobi_cases(rows, budget, quick)
+    return rows, notes
+
+
+def jacobi_cases(rows, budget, quick):
+    import cupy
+    side, sweeps = (256, 20) if quick else (4096, 200)
+    f = np.random.default_rng(7).standard_normal((side, side)).astype(np.float32)
+    fc, fd = cupy.asarray(f), gl.to_device(f)
+    peer = OPS["jacobi"].__gpulab_op__.peers["cupy"](fd, None, 1.0, sweeps)
+    finish = up.finisher("cupy")
+    ours = up.wall_ms(lambda: gl.jacobi(fc, iters=sweeps), finish, budget)
+    theirs = up.wall_ms(peer, finish, budget)
+    rows.append({"case": f"jacobi {side}^2 float32, {sweeps} sweeps", "container": "cupy",
+                 "default_ms": ours["median_ms"], "peer": "cupy",
+                 "peer_how": up.DEVICE_PEER_NOTES[("jacobi", "cupy")],
+                 "peer_ms": theirs["median_ms"],
+                 "peer_over_ours": theirs["median_ms"] / ours["median_ms"]})
+    progress(rows[-1])
+    if len(gl.devices()) < 2 or not hasattr(gl, "multi") or not hasattr(gl.multi, "jacobi"):
+        return
+    side = 1024 if quick else 16384
+    f = np.random.default_rng(8).standard_normal((side, side)).astype(np.float32)
+    for kind in ("gpulab", "cupy", "numpy"):
+        fk = up.to_container(f, kind)
+        finish = up.finisher(kind)
+        two = up.wall_ms(lambda: gl.multi.jacobi(fk, iters=sweeps, gpus=[0, 1]), finish, budget)
+        one = up.wall_ms(lambda: gl.jacobi(fk, iters=sweeps), finish, budget)
+        rows.append({"case": f"multi.jacobi 2 GPUs {side}^2 float32, {sweeps} sweeps",
+                     "container": kind, "default_ms": two["median_ms"],
+                     "peer": "gl.jacobi on one GPU", "peer_how": "gl.jacobi(f, iters=...)",
+                     "peer_ms": one["median_ms"],
+                     "peer_over_ours": one["median_ms"] / two["median_ms"]})
+        progress(rows[-1])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes (a check of the script, not a measurement)")
+    parser.add_argument("--budget", type=float, default=None,
+                        help="seconds per op, shared by its measurements (default 1.5; "
+                             "--quick 0.1)")
+    parser.add_argument("--ops", help="comma-separated ops (default: all)")
+    args = parser.parse_args(argv)
+    gpu = gl.cuda_available()
+    ops = args.ops.split(",") if args.ops else list(OPS)
+    unknown = [o for o in ops if o not in OPS]
+    if unknown:
+        parser.error(f"unknown ops {unknown}; known: {list(OPS)}")
+    budget = args.budget or (0.1 if args.quick else 1.5)
+    scale = 1 / 256 if args.quick else 1.0
+    progress("user path on the GPU" if gpu else f"user path on the CPU: {gl.gpu_status()}")
+    keep = {}
+    rows = up.user_path_rows(ops, gpu, budget, scale, progress, keep)
+    print(up.table(rows))
+    cases, notes = named_cases(budget / 4, args.quick, keep) if gpu else ([], {})
+    if cases:
+        print(gl.Table([{k: r.get(k) for k in ("case", "container", "default_ms", "peer",
+                                               "peer_ms", "peer_over_ours")} for r in cases]))
+    name = "user_path" + ("" if gpu else "_cpu") + ("_quick" if args.quick else "")
+    settings = {"gpu": gpu, "quick": args.quick, "budget_s_per_op": budget, "scale": scale,
+                "ops": ops, "notes": notes,
+                "timing": "host perf_counter from the call until the result is available: "
+                          "NumPy results on return; device inputs: gpulab's stream and the "
+                          "container library's current stream synchronized. best_ms: gl.bench "
+                          "of the op's best rung on DeviceArray inputs (CUDA events, L2 "
+                          "flushed); gap = default_ms / best_ms"}
+    return save(name, settings, {"ops": rows, "cases": cases})
+
+
+if __name__ == "__main__":
+    main()

@@ -807,7 +807,8 @@ def default_variant(op, A):
 
 
 def _is_subwarp(variant):
-    return variant in (8, "csr_subwarp")  # cuda/sparse/sparse.h's GLC_SPMV_CSR_SUBWARP
+    # cuda/sparse/sparse.h's GLC_SPMV_CSR_SUBWARP and GLC_SPMV_CSR_HYBRID: lanes by rule
+    return variant in (8, "csr_subwarp", 9, "csr_hybrid")
 
 
 # ---------------------------------------------------------------- spmv
@@ -902,12 +903,12 @@ def spmv(A, x, variant=None, block=None, stream=None, lanes=None):
     A = _as_csr(A)
     if not A.on_device and _is_device(x):
         A = A.to_device(stream=stream)
-    if A.on_device:
-        if variant is None:
-            choice = _choice(A, "spmv", stream)
-            variant, lanes = choice.variant, choice.lanes if lanes is None else lanes
-        elif lanes is None and _is_subwarp(variant):
-            lanes = subwarp_lanes(A.row_stats(stream))
+    if A.on_device and variant is None:
+        choice = _choice(A, "spmv", stream)
+        variant, lanes = choice.variant, choice.lanes if lanes is None else lanes
+    elif lanes is None and _is_subwarp(variant):
+        # the same lanes wherever the operands are: the same kernel, the same sums
+        lanes = subwarp_lanes(A.row_stats(stream))
     return _core.spmv(A.data, A.indices, A.indptr, x, variant, stream, A.shape[1],
                       A.row_stats(stream).max_row, block, lanes)
 

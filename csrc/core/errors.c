@@ -1,6 +1,7 @@
 /* CudaError and NoDeviceError: every CUDA failure reaches Python as one of these. */
 #include "errors.h"
 
+#include "interrupt.h"
 #include "registry.h"
 
 PyObject *gl_CudaError = NULL;
@@ -11,6 +12,7 @@ PyObject *gl_NoDeviceError = NULL;
 #define GL_ERR_NO_DEVICE 100
 
 int gl_errors_init(PyObject *module) {
+  if (gl_interrupt_init() < 0) return -1;
   gl_CudaError = PyErr_NewExceptionWithDoc(
       "gpulab.CudaError",
       "A CUDA call failed. Attributes: code (int), name (e.g. 'cudaErrorMemoryAllocation'), "
@@ -61,6 +63,7 @@ static PyObject *raise_with_attrs(PyObject *type, const char *text, int code, co
 }
 
 PyObject *gl_raise_cuda(int code) {
+  if (code == GLC_INTERRUPTED) return gl_raise_interrupted();
   const char *call = glc_failed_call ? glc_failed_call() : "";
   int sticky = glc_error_is_sticky ? glc_error_is_sticky(code) : 0;
   char text[768];

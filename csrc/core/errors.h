@@ -1,4 +1,5 @@
-/* CudaError and NoDeviceError: every CUDA failure reaches Python as one of these. */
+/* CudaError and NoDeviceError: every CUDA failure reaches Python as one of these. A loop stopped
+ * by Ctrl-C (GLC_INTERRUPTED) reaches it as the signal handler's exception instead. */
 #ifndef GL_ERRORS_H
 #define GL_ERRORS_H
 
@@ -6,8 +7,10 @@
 
 extern PyObject *gl_CudaError;
 extern PyObject *gl_NoDeviceError;
+/* Adds the exceptions to module, and sets up interrupt.h's check. */
 int gl_errors_init(PyObject *module);
-/* Raises CudaError for a failed glc_* call; always returns NULL. */
+/* Raises CudaError for a failed glc_* call (for GLC_INTERRUPTED: leaves the handler's exception,
+ * see interrupt.h); always returns NULL. */
 PyObject *gl_raise_cuda(int code);
 /* Raises NoDeviceError for the reason the GPU could not start, naming op's CPU variants when op
  * is not NULL; always returns NULL. */

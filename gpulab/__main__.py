@@ -69,6 +69,16 @@ def user_path_section(wanted, args):
 
 
 def main(argv=None):
+    """Runs the command; Ctrl-C stops it with a one-line message and status 130 (128 + SIGINT, as
+    a shell reports a job that SIGINT ended) instead of a traceback."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("\ngpulab: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["compare"]:  # a command of its own, with its own options
         from .compare_cli import main as compare_main

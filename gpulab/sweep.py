@@ -161,19 +161,21 @@ def sweep(fn, *args, progress=True, **kw) -> SweepResults:
     combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
     bar = _progress(len(combos), progress)
     results, skipped = [], []
-    for i, combo in enumerate(combos):
-        try:
-            results.append(bench(fn, *args, **fixed, **combo))
-        except (ValueError, TypeError) as e:
-            skipped.append((combo, str(e)))
+    try:
+        for i, combo in enumerate(combos):
+            try:
+                results.append(bench(fn, *args, **fixed, **combo))
+            except (ValueError, TypeError) as e:
+                skipped.append((combo, str(e)))
+            if bar is not None:
+                bar.update(1)
+            elif progress:
+                print(f"\rsweep {i + 1}/{len(combos)}", end="", file=sys.stderr, flush=True)
+    finally:  # Ctrl-C as well: the progress line ends before the traceback or the next prompt
         if bar is not None:
-            bar.update(1)
-        elif progress:
-            print(f"\rsweep {i + 1}/{len(combos)}", end="", file=sys.stderr, flush=True)
-    if bar is not None:
-        bar.close()
-    elif progress and combos:
-        print(file=sys.stderr)
+            bar.close()
+        elif progress and combos:
+            print(file=sys.stderr)
     if combos and not results:
         warnings.warn(f"sweep timed nothing: all {len(combos)} combinations were skipped: "
                       f"{_skip_summary(skipped)}", SweepSkippedWarning, stacklevel=2)

@@ -2,6 +2,7 @@
  * these. */
 #include "errors.h"
 
+#include "interrupt.h"
 #include "registry.h"
 
 PyObject *gl_CudaError = NULL;
@@ -15,6 +16,7 @@ PyObject *gl_OutOfMemoryError = NULL;
 #define GL_ERR_MEMORY_ALLOCATION 2
 
 int gl_errors_init(PyObject *module) {
+  if (gl_interrupt_init() < 0) return -1;
   gl_CudaError = PyErr_NewExceptionWithDoc(
       "gpulab.CudaError",
       "A CUDA call failed. Attributes: code (int), name (e.g. 'cudaErrorMemoryAllocation'), "
@@ -144,6 +146,7 @@ static PyObject *raise_out_of_memory(int code, const char *call) {
 }
 
 PyObject *gl_raise_cuda(int code) {
+  if (code == GLC_INTERRUPTED) return gl_raise_interrupted();
   const char *call = glc_failed_call ? glc_failed_call() : "";
   if (code == GL_ERR_MEMORY_ALLOCATION) return raise_out_of_memory(code, call);
   int sticky = glc_error_is_sticky ? glc_error_is_sticky(code) : 0;

@@ -7,6 +7,7 @@
 #include "devarray.h"
 #include "errors.h"
 #include "interop.h"
+#include "interrupt.h"
 #include "runtime.h"
 #include "stream.h"
 #include "transfer.h"
@@ -358,7 +359,9 @@ static int run_cpu(const gl_operands_op *op, gl_operands_call *call, Py_ssize_t 
   } else {
     rc = op->run_cpu(call);
   }
-  if (rc)
+  if (rc == GLC_INTERRUPTED)
+    gl_raise_interrupted();
+  else if (rc)
     PyErr_Format(PyExc_RuntimeError, "%s: CPU variant %d failed", op->ladder->op,
                  call->variant->id);
   return rc ? -1 : 0;

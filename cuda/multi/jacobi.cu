@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cuda/core/errors.cuh"
+#include "cuda/core/interrupt.h"
 #include "cuda/stencil/stencil.h"
 #include "device_guard.cuh"
 #include "multi.h"
@@ -330,6 +331,9 @@ int solve(const problem &p, std::vector<slab> &slabs, size_t max_sweeps, double 
       if (code) break;
     }
     for (size_t done = 0; code == cudaSuccess && done < count; ++done, ++sweep_index) {
+      // Ctrl-C: stop issuing; the streams are drained below and nothing is gathered
+      code = glc_check_interrupt();
+      if (code) break;
       const int slot = static_cast<int>(sweep_index % timing_ring);
       code = harvest(slabs, slot, result, guard);  // frees the slot this sweep records into
       if (!code) code = sweep_all(p, slabs, from, done + 1 == count, slot, guard);

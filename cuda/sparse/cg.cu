@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "cg_dia_kernels.cuh"
+#include "cuda/core/interrupt.h"
 #include "cuda/core/resources.cuh"
 
 namespace {
@@ -354,6 +355,7 @@ class CgSolve {
     const CgState *none = nullptr;
     int code = cudaSuccess;
     for (long long k = 1; !code && k <= o_.maxiter; k++) {
+      GLC_TRY(code, glc_check_interrupt());
       GLC_TRY(code, clock_.begin());
       GLC_TRY(code, library_spmv(p_, q_));
       GLC_TRY(code, clock_.mark(kOperator));
@@ -400,8 +402,16 @@ class CgSolve {
       GLC_TRY(code, clock_.mark(kUpdates));
       GLC_TRY(code, clock_.flush());
     }
+    if (code == GLC_INTERRUPTED) return drain(code);
     GLC_TRY(code, GLC_CUDA(cudaStreamSynchronize, stream_));
     return code;
+  }
+
+  // A solve stopped by Ctrl-C: waits for what it queued, so that no kernel still writes into x
+  // or the buffers about to be freed, and returns status unchanged (the exception is set).
+  int drain(int status) {
+    cudaStreamSynchronize(stream_);
+    return status;
   }
 
   // ---- variants 1-3: scalars on the device; the host reads the state every check_every
@@ -488,7 +498,8 @@ class CgSolve {
     int code = cudaSuccess, pending = -1, checks = 0;
     bool stopped = false;
     for (long long k = 1; !code && !stopped && k <= o_.maxiter; k++) {
-      code = iteration(variant, k);
+      code = glc_check_interrupt();
+      GLC_TRY(code, iteration(variant, k));
       GLC_TRY(code, clock_.flush());
       if (code || (k % o_.check_every != 0 && k != o_.maxiter)) continue;
       const int slot = checks++ & 1;
@@ -504,6 +515,7 @@ class CgSolve {
       }
       pending = slot;
     }
+    if (code == GLC_INTERRUPTED) return drain(code);
     if (variant == GLC_CG_DIA_FUSED)
       GLC_TRY(code, vector_launch(cg_dia_finish_x<T>, "cg_dia_finish_x", n_, x_,
                                   static_cast<const T *>(p_), static_cast<const T *>(p_next_),

@@ -6,6 +6,7 @@
 // once and replays it, one launch per check instead of check_every.
 #include <utility>
 
+#include "cuda/core/interrupt.h"
 #include "cuda/core/launch.cuh"
 #include "cuda/stencil/jacobi.cuh"
 #include "cuda/stencil/stencil.h"
@@ -38,6 +39,10 @@ int chunk(const problem<T> &p, T **cur, T **next, size_t count, cudaStream_t str
   int code = GLC_CUDA(cudaMemsetAsync, p.residual, 0, sizeof(T), stream);
   size_t done = 0;
   while (code == cudaSuccess && done < count) {
+    // A chunk can be seconds of launches: the host blocks in them once the launch queue is full.
+    // Not while variant 3 captures: a handler's own CUDA calls would be captured or refused.
+    if (stream == p.stream) code = glc_check_interrupt();
+    if (code) break;
     size_t step = 1;
     if (p.variant == GLC_JACOBI_TEMPORAL) {
       step = count - done < static_cast<size_t>(p.depth) ? count - done : p.depth;
@@ -108,6 +113,8 @@ int solve(problem<T> &p, size_t max_sweeps, double tol, size_t check_every, cons
   chunk_graphs<T> graphs;
   const double scale = 2.0 * p.ndim / static_cast<double>(p.h2);
   while (code == cudaSuccess && result->sweeps < max_sweeps) {
+    code = glc_check_interrupt();  // variant 3 launches a whole check at once
+    if (code) break;
     const size_t count =
         max_sweeps - result->sweeps < check_every ? max_sweeps - result->sweeps : check_every;
     if (p.variant == GLC_JACOBI_GRAPH && count == check_every) {
@@ -131,6 +138,9 @@ int solve(problem<T> &p, size_t max_sweeps, double tol, size_t check_every, cons
   if (code == cudaSuccess && cur != u)
     code = GLC_CUDA(cudaMemcpyAsync, u, cur, n * sizeof(T), cudaMemcpyDeviceToDevice, p.stream);
   cudaFreeAsync(scratch, p.stream);
+  // Interrupted: the launches already queued finish before the caller frees u (and the graphs
+  // are destroyed); a few hundred sweeps at most, as the launch queue holds no more.
+  if (code == GLC_INTERRUPTED) cudaStreamSynchronize(p.stream);
   return code;
 }
 

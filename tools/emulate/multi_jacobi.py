@@ -6,8 +6,9 @@ priority) orders, honouring only the event waits and NCCL's rendezvous, so a mis
 as a wrong byte. 1 to 4 "GPUs", p2p and nccl, overlap on and off, 2D and 3D, float32 and
 float64, 0 to 12 sweeps, uneven and one-row slabs, tol, each under 6 schedules; each case byte
 for byte against the whole grid swept by the same CPU sweep, with guard bytes around every
-allocation and every call checked to be issued on its memory's device. A check of the slabs'
-arithmetic and of the event chain's logic without a GPU; not of the hardware (its memory
+allocation and every call checked to be issued on its memory's device; and Ctrl-C part-way (the
+binding's check answering GLC_INTERRUPTED): the solve stops, drains its streams, frees everything
+and gathers nothing. A check of the slabs' arithmetic and of the event chain's logic without a GPU; not of the hardware (its memory
 model, NCCL's own kernels, timing).
 Needs g++ and the CUDA headers; exits non-zero when a case is wrong.
 

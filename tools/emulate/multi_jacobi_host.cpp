@@ -10,7 +10,9 @@
 // Each case runs under several seeds and is compared, byte for byte, with one grid swept whole
 // by the same CPU sweep: the slabs' index arithmetic, the halo rows each way, the checks, tol and
 // the gather. Every allocation has guard bytes on both sides, checked when freed; every sweep,
-// memset and event record is checked to be issued on its memory's and stream's device. Not
+// memset and event record is checked to be issued on its memory's and stream's device. Ctrl-C is
+// the binding's check answering GLC_INTERRUPTED from its k-th call on: the solve must stop,
+// leave no stream with work and no allocation, and gather nothing. Not
 // emulated: timing, and synchronous copies (cudaMemcpy runs at once, waiting for no stream, as
 // with non-blocking streams).
 #include <cuda_runtime.h>
@@ -27,6 +29,7 @@
 #include <random>
 #include <vector>
 
+#include "cuda/core/interrupt.h"
 #include "cuda/multi/multi.h"
 #include "cuda/stencil/stencil.h"
 
@@ -283,6 +286,14 @@ int glc_multi_copy_pieces(int count, const glc_multi_piece *pieces) {
     cudaStreamSynchronize(static_cast<cudaStream_t>(pieces[i].stream));
   current_device = saved;
   return cudaSuccess;
+}
+
+// The binding's Ctrl-C check (csrc/core/interrupt.c): a handler raises at the interrupt_at-th call
+// (0: never) and at every call after it.
+long interrupt_at = 0, interrupt_calls = 0;
+extern "C" int glc_check_interrupt(void) {
+  ++interrupt_calls;
+  return interrupt_at && interrupt_calls >= interrupt_at ? GLC_INTERRUPTED : 0;
 }
 // topology.cu's, which jacobi.cu calls: peer access as the emulated machine has it
 int glc_multi_enable_peer(int, int, int *enabled) {
@@ -691,6 +702,69 @@ int main() {
       run_case<double>(2, {17, 16}, count, exchange, 1, 100000, 10, 1e-3, seed++);
       run_case<double>(3, {9, 8, 8}, count, exchange, 1, 100000, 10, 1e-3, seed++);
     }
+  // Ctrl-C part-way: the solve stops with GLC_INTERRUPTED before its last sweep, every stream
+  // drained, nothing allocated, nothing gathered into u
+  for (int count = 1; count <= 3; ++count)
+    for (int exchange = 0; exchange < 2; ++exchange)
+      for (long at : {1L, 2L, 6L})
+        for (int ndim = 2; ndim <= 3; ++ndim) {
+          std::vector<size_t> shape =
+              ndim == 2 ? std::vector<size_t>{13, 9} : std::vector<size_t>{7, 5, 6};
+          const size_t n = ndim == 2 ? 13 * 9 : 7 * 5 * 6;
+          std::vector<double> f(n, 1.0), u0(n, 0.5), u(n, -7.0), residuals(4, -1.0);
+          std::vector<size_t> starts(count + 1, 0);
+          for (int i = 0; i < count; ++i)
+            starts[i + 1] =
+                starts[i] + shape[0] / count + (static_cast<size_t>(i) < shape[0] % count);
+          std::vector<int> devices(count);
+          std::vector<glc_multi_comm> comm_records(count);
+          std::vector<glc_multi_comm *> comms(count);
+          for (int i = 0; i < count; ++i) {
+            devices[i] = i;
+            current_device = i;
+            cudaStream_t s;
+            cudaStreamCreateWithFlags(&s, 0);
+            comm_records[i] = {i, s};
+            comms[i] = &comm_records[i];
+          }
+          current_device = 0;
+          schedule.seed(static_cast<unsigned>(seed++));
+          interrupt_at = at;
+          interrupt_calls = 0;
+          glc_multi_jacobi_result result;
+          const size_t sweeps = 12;
+          const int code =
+              glc_multi_jacobi(count, devices.data(), comms.data(), exchange, 1, GLC_F64, ndim,
+                               shape.data(), starts.data(), 1.0, sweeps, 0.0, 5, f.data(),
+                               u0.data(), u.data(), residuals.data(), 3, &result);
+          interrupt_at = 0;
+          ++cases_run;
+          char what[128];
+          std::snprintf(what, sizeof what, "interrupted at check %ld: %dD on %d GPUs %s", at, ndim,
+                        count, exchange ? "nccl" : "p2p");
+          if (code != GLC_INTERRUPTED)
+            std::fprintf(stderr, "emulate: %s: returned %d, not GLC_INTERRUPTED\n", what, code),
+                ++failures;
+          if (interrupt_calls < at || result.sweeps >= sweeps)
+            std::fprintf(stderr, "emulate: %s: %ld checks, %zu sweeps: not stopped part-way\n",
+                         what, interrupt_calls, result.sweeps),
+                ++failures;
+          for (stream_record *s : streams)
+            if (!s->queue.empty()) {
+              std::fprintf(stderr, "emulate: %s: a stream still has work\n", what), ++failures;
+              break;
+            }
+          if (!allocations.empty())
+            std::fprintf(stderr, "emulate: %s: allocations leaked\n", what), ++failures;
+          for (double v : u)
+            if (v != -7.0) {
+              std::fprintf(stderr, "emulate: %s: u was written\n", what), ++failures;
+              break;
+            }
+          if (current_device != 0)
+            std::fprintf(stderr, "emulate: %s: device not restored\n", what), ++failures;
+          for (auto &c : comm_records) cudaStreamDestroy(c.stream);
+        }
   // p2p without peer access is refused, and nothing leaks
   peer_access = false;
   {

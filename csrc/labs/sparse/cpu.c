@@ -6,6 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "cuda/core/interrupt.h"
+
 /* SPMV_CSR(NAME, I, T): y = A x for index type I and value type T; parallel: over OpenMP
  * threads (when the matrix is large enough to pay for them). */
 #define SPMV_CSR(NAME, I, T)                                                                       \
@@ -85,75 +87,79 @@ int glcpu_spmv(int variant, const glc_csr *a, const void *x, void *y) {
 /* CG_SOLVE(NAME, I, T): conjugate gradients as variant 0 does them (glc_cg, cg.cu), serially:
  * vectors in T, every dot accumulated in double, the scalars in double; convergence tested after
  * every iteration, ||r|| recorded at iteration 0, every check_every-th and the last. scratch holds
- * 4 n (r, p, q, z) and, with Jacobi, n more (dinv) values of T. */
-#define CG_SOLVE(NAME, I, T)                                                                 \
-  static void NAME(const glc_csr *a, const T *b, const T *x0, T *x, const glc_cg_options *o, \
-                   glc_cg_result *res, T *scratch) {                                         \
-    const I *indptr = a->indptr, *indices = a->indices;                                      \
-    const T *data = a->data;                                                                 \
-    const long long n = (long long)a->rows;                                                  \
-    T *r = scratch, *p = r + n, *q = p + n, *z = o->jacobi ? q + n : r, *dinv = q + 2 * n;   \
-    if (o->jacobi)                                                                           \
-      for (long long i = 0; i < n; i++) {                                                    \
-        T d = 0;                                                                             \
-        for (I k = indptr[i]; k < indptr[i + 1]; k++)                                        \
-          if ((long long)indices[k] == i) d += data[k];                                      \
-        if (d == 0) {                                                                        \
-          res->zero_diagonal_row = i;                                                        \
-          return;                                                                            \
-        }                                                                                    \
-        dinv[i] = 1 / d;                                                                     \
-      }                                                                                      \
-    for (long long i = 0; i < n; i++) x[i] = x0 ? x0[i] : 0;                                 \
-    if (x0) {                                                                                \
-      spmv_csr_##NAME(a, x0, r);                                                             \
-      for (long long i = 0; i < n; i++) r[i] = b[i] - r[i];                                  \
-    } else {                                                                                 \
-      for (long long i = 0; i < n; i++) r[i] = b[i];                                         \
-    }                                                                                        \
-    double rz = 0, rr = 0, bb = 0;                                                           \
-    for (long long i = 0; i < n; i++) {                                                      \
-      if (o->jacobi) z[i] = dinv[i] * r[i];                                                  \
-      p[i] = z[i];                                                                           \
-      rz += (double)r[i] * (double)z[i];                                                     \
-      rr += (double)r[i] * (double)r[i];                                                     \
-      bb += (double)b[i] * (double)b[i];                                                     \
-    }                                                                                        \
-    const double tol = fmax(o->rtol * sqrt(bb), o->atol), tol2 = tol * tol;                  \
-    RECORD(res, rr);                                                                         \
-    if (rr <= tol2) {                                                                        \
-      res->converged = 1;                                                                    \
-      return;                                                                                \
-    }                                                                                        \
-    for (long long k = 1; k <= o->maxiter; k++) {                                            \
-      spmv_csr_##NAME(a, p, q);                                                              \
-      double pq = 0;                                                                         \
-      for (long long i = 0; i < n; i++) pq += (double)p[i] * (double)q[i];                   \
-      if (!(pq != 0) || !isfinite(pq)) {                                                     \
-        res->breakdown = 1;                                                                  \
-        return;                                                                              \
-      }                                                                                      \
-      const T alpha = (T)(rz / pq);                                                          \
-      double rz_new = 0;                                                                     \
-      rr = 0;                                                                                \
-      for (long long i = 0; i < n; i++) {                                                    \
-        x[i] += alpha * p[i];                                                                \
-        r[i] += -alpha * q[i];                                                               \
-        if (o->jacobi) z[i] = dinv[i] * r[i];                                                \
-        rz_new += (double)r[i] * (double)z[i];                                               \
-        rr += (double)r[i] * (double)r[i];                                                   \
-      }                                                                                      \
-      const T beta = (T)(rz_new / rz);                                                       \
-      rz = rz_new;                                                                           \
-      res->iterations = k;                                                                   \
-      const int converged = rr <= tol2;                                                      \
-      if (converged || k % o->check_every == 0 || k == o->maxiter) RECORD(res, rr);          \
-      if (converged) {                                                                       \
-        res->converged = 1;                                                                  \
-        return;                                                                              \
-      }                                                                                      \
-      for (long long i = 0; i < n; i++) p[i] = z[i] + beta * p[i];                           \
-    }                                                                                        \
+ * 4 n (r, p, q, z) and, with Jacobi, n more (dinv) values of T. Returns 0, or GLC_INTERRUPTED
+ * (Ctrl-C, looked at once an iteration). */
+#define CG_SOLVE(NAME, I, T)                                                                \
+  static int NAME(const glc_csr *a, const T *b, const T *x0, T *x, const glc_cg_options *o, \
+                  glc_cg_result *res, T *scratch) {                                         \
+    const I *indptr = a->indptr, *indices = a->indices;                                     \
+    const T *data = a->data;                                                                \
+    const long long n = (long long)a->rows;                                                 \
+    T *r = scratch, *p = r + n, *q = p + n, *z = o->jacobi ? q + n : r, *dinv = q + 2 * n;  \
+    if (o->jacobi)                                                                          \
+      for (long long i = 0; i < n; i++) {                                                   \
+        T d = 0;                                                                            \
+        for (I k = indptr[i]; k < indptr[i + 1]; k++)                                       \
+          if ((long long)indices[k] == i) d += data[k];                                     \
+        if (d == 0) {                                                                       \
+          res->zero_diagonal_row = i;                                                       \
+          return 0;                                                                         \
+        }                                                                                   \
+        dinv[i] = 1 / d;                                                                    \
+      }                                                                                     \
+    for (long long i = 0; i < n; i++) x[i] = x0 ? x0[i] : 0;                                \
+    if (x0) {                                                                               \
+      spmv_csr_##NAME(a, x0, r);                                                            \
+      for (long long i = 0; i < n; i++) r[i] = b[i] - r[i];                                 \
+    } else {                                                                                \
+      for (long long i = 0; i < n; i++) r[i] = b[i];                                        \
+    }                                                                                       \
+    double rz = 0, rr = 0, bb = 0;                                                          \
+    for (long long i = 0; i < n; i++) {                                                     \
+      if (o->jacobi) z[i] = dinv[i] * r[i];                                                 \
+      p[i] = z[i];                                                                          \
+      rz += (double)r[i] * (double)z[i];                                                    \
+      rr += (double)r[i] * (double)r[i];                                                    \
+      bb += (double)b[i] * (double)b[i];                                                    \
+    }                                                                                       \
+    const double tol = fmax(o->rtol * sqrt(bb), o->atol), tol2 = tol * tol;                 \
+    RECORD(res, rr);                                                                        \
+    if (rr <= tol2) {                                                                       \
+      res->converged = 1;                                                                   \
+      return 0;                                                                             \
+    }                                                                                       \
+    for (long long k = 1; k <= o->maxiter; k++) {                                           \
+      const int status = glc_check_interrupt();                                             \
+      if (status) return status;                                                            \
+      spmv_csr_##NAME(a, p, q);                                                             \
+      double pq = 0;                                                                        \
+      for (long long i = 0; i < n; i++) pq += (double)p[i] * (double)q[i];                  \
+      if (!(pq != 0) || !isfinite(pq)) {                                                    \
+        res->breakdown = 1;                                                                 \
+        return 0;                                                                           \
+      }                                                                                     \
+      const T alpha = (T)(rz / pq);                                                         \
+      double rz_new = 0;                                                                    \
+      rr = 0;                                                                               \
+      for (long long i = 0; i < n; i++) {                                                   \
+        x[i] += alpha * p[i];                                                               \
+        r[i] += -alpha * q[i];                                                              \
+        if (o->jacobi) z[i] = dinv[i] * r[i];                                               \
+        rz_new += (double)r[i] * (double)z[i];                                              \
+        rr += (double)r[i] * (double)r[i];                                                  \
+      }                                                                                     \
+      const T beta = (T)(rz_new / rz);                                                      \
+      rz = rz_new;                                                                          \
+      res->iterations = k;                                                                  \
+      const int converged = rr <= tol2;                                                     \
+      if (converged || k % o->check_every == 0 || k == o->maxiter) RECORD(res, rr);         \
+      if (converged) {                                                                      \
+        res->converged = 1;                                                                 \
+        return 0;                                                                           \
+      }                                                                                     \
+      for (long long i = 0; i < n; i++) p[i] = z[i] + beta * p[i];                          \
+    }                                                                                       \
+    return 0;                                                                               \
   }
 
 #define RECORD(res, rr)                                                              \
@@ -191,10 +197,13 @@ int glcpu_cg(int variant, const glc_csr *a, const void *b, const void *x0, void 
   void *scratch = malloc(5 * n * itemsize);
   if (scratch == NULL) return -1;
   const int i64 = a->index_dtype == GLC_I64, f64 = a->dtype == GLC_F64;
+  int status;
   if (i64)
-    f64 ? cg_i64_f64(a, b, x0, x, o, res, scratch) : cg_i64_f32(a, b, x0, x, o, res, scratch);
+    status =
+        f64 ? cg_i64_f64(a, b, x0, x, o, res, scratch) : cg_i64_f32(a, b, x0, x, o, res, scratch);
   else
-    f64 ? cg_i32_f64(a, b, x0, x, o, res, scratch) : cg_i32_f32(a, b, x0, x, o, res, scratch);
+    status =
+        f64 ? cg_i32_f64(a, b, x0, x, o, res, scratch) : cg_i32_f32(a, b, x0, x, o, res, scratch);
   free(scratch);
-  return 0;
+  return status;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/core/interrupt.h"
 #include "cuda/stencil/boundary.h"
 
 typedef struct {
@@ -108,7 +109,12 @@ int glcpu_stencil(int variant, int dtype, const glc_stencil_problem *p, const vo
   return rc;
 }
 
-/* JACOBI(NAME, T): glc_jacobi's solver, serially: sweeps from u into a second grid and back. */
+/* Cells a Jacobi sweep updates between two looks at Ctrl-C: a row at a time for wide grids (a
+ * sweep of a large one takes seconds), every few sweeps for small ones. */
+#define JACOBI_CHECK_CELLS (1L << 16)
+
+/* JACOBI(NAME, T): glc_jacobi's solver, serially: sweeps from u into a second grid and back.
+ * Returns 0, -1 without memory, or GLC_INTERRUPTED (u then holds a partial sweep). */
 #define JACOBI(NAME, T)                                                                           \
   static int NAME(int ndim, const size_t *shape, double h, size_t max_sweeps, double tol,         \
                   size_t check_every, const T *f, const T *u0, T *u, double *residuals,           \
@@ -124,14 +130,21 @@ int glcpu_stencil(int variant, int dtype, const glc_stencil_problem *p, const vo
     memcpy(other, u0, sizeof(T) * n);                                                             \
     T *cur = u, *next = other;                                                                    \
     const long z0 = ndim == 3 ? 1 : 0, z1 = ndim == 3 ? planes - 1 : 1;                           \
-    while (result->sweeps < max_sweeps) {                                                         \
+    long unchecked = 0;                                                                           \
+    int status = 0;                                                                               \
+    while (!status && result->sweeps < max_sweeps) {                                              \
       size_t count = max_sweeps - result->sweeps;                                                 \
       if (count > check_every) count = check_every;                                               \
       T largest = 0;                                                                              \
-      for (size_t s = 0; s < count; s++) {                                                        \
+      for (size_t s = 0; !status && s < count; s++) {                                             \
         const int last = s + 1 == count;                                                          \
-        for (long z = z0; z < z1; z++)                                                            \
-          for (long y = 1; y < rows - 1; y++)                                                     \
+        for (long z = z0; !status && z < z1; z++)                                                 \
+          for (long y = 1; y < rows - 1; y++) {                                                   \
+            unchecked += cols;                                                                    \
+            if (unchecked >= JACOBI_CHECK_CELLS) {                                                \
+              unchecked = 0;                                                                      \
+              if ((status = glc_check_interrupt())) break;                                        \
+            }                                                                                     \
             for (long x = 1; x < cols - 1; x++) {                                                 \
               const long at = z * plane + y * cols + x;                                           \
               const T *p = cur + at;                                                              \
@@ -147,19 +160,21 @@ int glcpu_stencil(int variant, int dtype, const glc_stencil_problem *p, const vo
                 if (d > largest || d != d) largest = d;                                           \
               }                                                                                   \
             }                                                                                     \
+          }                                                                                       \
         T *swap = cur;                                                                            \
         cur = next;                                                                               \
         next = swap;                                                                              \
       }                                                                                           \
+      if (status) break;                                                                          \
       result->sweeps += count;                                                                    \
       const double residual = (double)largest * 2.0 * ndim / (double)h2;                          \
       if (glc_jacobi_record_check(residual, tol, residuals, capacity, &result->checks,            \
                                   &result->converged))                                            \
         break;                                                                                    \
     }                                                                                             \
-    if (cur != u) memcpy(u, cur, sizeof(T) * n);                                                  \
+    if (!status && cur != u) memcpy(u, cur, sizeof(T) * n);                                       \
     free(other);                                                                                  \
-    return 0;                                                                                     \
+    return status;                                                                                \
   }
 
 JACOBI(jacobi_f32, float)

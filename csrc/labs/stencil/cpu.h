@@ -1,7 +1,7 @@
 /* The stencil lab's CPU variants (cuda/stencil/stencil.h's ids from 100): the stencil, serial
  * and over OpenMP threads with SIMD lanes along x, and the serial Jacobi solver. Plain C on host
  * arrays; dtype GLC_F32 or GLC_F64. Each returns 0, or -1 for an id, dtype or problem it does not
- * take. */
+ * take; the solver also GLC_INTERRUPTED (Ctrl-C, cuda/core/interrupt.h). */
 #ifndef GL_STENCIL_CPU_H
 #define GL_STENCIL_CPU_H
 

@@ -72,11 +72,6 @@ GLC_API int glc_spmv(int variant, int block, int lanes, const glc_csr *a, const 
 GLC_API int glc_spmm(int variant, int block, const glc_csr *a, size_t k, const void *b, void *c,
                      glc_stream stream);
 
-/* The cuSPARSE algorithm that spmm variant 2 chose, on its first call, for this A (its arrays'
- * addresses, shape, dtype and index type) and k on the current device: its documented name
- * ("CUSPARSE_SPMM_CSR_ALG2", a static string) in *name, or NULL where no call has chosen one. */
-GLC_API int glc_cusparse_spmm_algorithm(const glc_csr *a, size_t k, const char **name);
-
 /* Conjugate gradients on A x = b (A square, symmetric positive definite), optionally with the
  * Jacobi preconditioner M = diag(A). It stops once ||r||_2 <= max(rtol ||b||_2, atol), tested
  * after every iteration on the device (or the host, variant 0), or after maxiter iterations. */

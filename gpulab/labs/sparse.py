@@ -1140,27 +1140,3 @@ def cg(A, b, x0=None, rtol=1e-5, atol=0.0, maxiter=None, M="jacobi", variant=Non
         rtol, atol, k, check_every, M == "jacobi", bool(phases))
     return CgResult(x, int(iterations), residuals, bool(converged), bool(breakdown),
                     dict(zip(PHASES, ms)) if ms is not None else None)
-
-
-# ---------------------------------------------------------------- cuSPARSE's choice
-
-
-def cusparse_spmm_algorithm(A, k, stream=None):
-    """The cuSPARSE algorithm that spmm's variant cusparse runs for A and a B of k columns, by
-    the name cuSPARSE documents ("CUSPARSE_SPMM_ALG_DEFAULT" or "CUSPARSE_SPMM_CSR_ALG1" to
-    "CUSPARSE_SPMM_CSR_ALG3"), or None for a matrix without nonzeros (the variant writes zeros
-    without cuSPARSE). The variant chooses on its first call for a matrix and k, by timing each
-    algorithm on the device; this makes one such call, with A's device copy (kept on A, as spmm
-    keeps it) and a random B, and returns what it chose. k: an integer >= 1."""
-    try:
-        k = operator.index(k)
-    except TypeError:
-        raise TypeError(f"k must be an integer, got {type(k).__name__}") from None
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
-    A = _as_csr(A).to_device(stream=stream)
-    rng = np.random.default_rng(0)
-    B = _core.to_device(rng.standard_normal((A.shape[1], k)).astype(A.dtype), stream=stream)
-    spmm(A, B, variant="cusparse", stream=stream)
-    return _core.cusparse_spmm_algorithm(A.data, A.indices, A.indptr, B, stream, A.shape[1],
-                                         A.max_row)

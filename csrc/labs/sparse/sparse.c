@@ -567,41 +567,6 @@ done:
   return result;
 }
 
-/* cusparse_spmm_algorithm(data, indices, indptr, B, stream, cols, max_row) -> the documented name
- * of the cuSPARSE algorithm that spmm's variant cusparse chose for these device arrays and B's
- * column count, or None where no call has chosen one. The operands are checked as spmm checks
- * them; nothing runs. */
-static PyObject *py_cusparse_spmm_algorithm(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs != 7)
-    return PyErr_Format(PyExc_TypeError,
-                        "_core.cusparse_spmm_algorithm takes 7 positional arguments");
-  spmv_params p = {Py_None, 0, PyLong_AsSsize_t(args[5]), PyLong_AsSsize_t(args[6])};
-  if (PyErr_Occurred()) return NULL;
-  PyObject *variant = PyLong_FromLong(GLC_SPMM_CUSPARSE);
-  if (variant == NULL) return NULL;
-  gl_operands_call c = {.params = &p}; /* spmv_configure reads the params during the open */
-  gl_operands_hold hold;
-  PyObject *result = NULL;
-  int device = 0;
-  if (gl_operands_open(&spmm_op, args, variant, args[4], &c, &hold, &device) == 0) {
-    if (!device) {
-      PyErr_SetString(PyExc_TypeError,
-                      "cusparse_spmm_algorithm takes A's and B's device arrays, got NumPy arrays");
-    } else if (spmm_outputs(&c) == 0) {
-      const glc_csr a = csr_of(&c);
-      const char *name = NULL;
-      const int code = glc_cusparse_spmm_algorithm(&a, (size_t)c.shape[3][1], &name);
-      if (code)
-        gl_raise_cuda(code);
-      else
-        result = name ? PyUnicode_FromString(name) : Py_NewRef(Py_None);
-    }
-  }
-  gl_operands_close(&hold);
-  Py_DECREF(variant);
-  return result;
-}
-
 static PyMethodDef sparse_methods[] = {
     {"spmv", (PyCFunction)(void (*)(void))py_spmv, METH_FASTCALL,
      "spmv(data, indices, indptr, x, variant, stream, cols, max_row, block, lanes): y = A x for "
@@ -623,10 +588,6 @@ static PyMethodDef sparse_methods[] = {
     {"rmat", (PyCFunction)(void (*)(void))py_rmat, METH_FASTCALL,
      "rmat(scale, edges, t_ab, t_a, t_c, edge_key, perm_key, dtype, stream) -> (indptr, "
      "indices, data): gl.sparse.rmat's CSR arrays, built on the device."},
-    {"cusparse_spmm_algorithm", (PyCFunction)(void (*)(void))py_cusparse_spmm_algorithm,
-     METH_FASTCALL,
-     "cusparse_spmm_algorithm(data, indices, indptr, B, stream, cols, max_row): the cuSPARSE "
-     "algorithm spmm's variant cusparse chose for these device arrays, or None."},
     {NULL}};
 
 static const gl_ladder *const sparse_ladders[] = {&gl_ladder_spmv, &gl_ladder_spmm, &gl_ladder_cg,

@@ -158,10 +158,8 @@ static const gl_variant spmm_variants[] = {
     {.id = GLC_SPMM_CUSPARSE,
      .name = "cusparse",
      .backend = GL_BACKEND_CUDA,
-     .summary = "cusparseSpMM (generic API, row-major B and C), the reference at its best: the "
-                "first call for a matrix and k times every documented CSR algorithm, later calls "
-                "run the fastest (gl.sparse.cusparse_spmm_algorithm names it); libcusparse is "
-                "loaded on first use.",
+     .summary = "cusparseSpMM (generic API, default algorithm, row-major B and C), the "
+                "reference; libcusparse is loaded on first use.",
      .seed = "cuSPARSE",
      .kernels = "glc_cusparse_spmm",
      .library = "cuSPARSE SpMM",

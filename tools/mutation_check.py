@@ -291,6 +291,17 @@ PLANTS: List[Plant] = [
           find="const bool in_chunk = k + u * kLongBlock < stop;",
           replace="const bool in_chunk = k + u * kLongBlock <= stop;",
           tool="memcheck", driver=("sparse.py", "--only", "spmv:9")),
+    # The device row statistics walking one row past the last: the grid-stride loop's bound
+    # reads indptr[rows + 1], one past the array, in the thread that owns the last row.
+    Plant("sparse-stats-row-one-past", "sparse", "row statistics reading one past indptr",
+          "cuda/sparse/stats.cu", after="__global__ void csr_stats(",
+          find="threadIdx.x; row < rows;", replace="threadIdx.x; row <= rows;",
+          tool="memcheck", driver=("sparse.py", "--only", "analysis")),
+    # R-MAT's indptr kernel writing one offset too many: indptr[rows + 1], past its end.
+    Plant("sparse-rmat-indptr-one-past", "sparse", "R-MAT indptr written one past its end",
+          "cuda/sparse/rmat.cu", after="__global__ void rmat_indptr(",
+          find="r <= rows;", replace="r <= rows + 1;",
+          tool="memcheck", driver=("sparse.py", "--only", "rmat")),
     # SELL-C-sigma's window sort without the barrier between storing the rows' lengths in shared
     # memory and every thread reading all of them (plain shared stores and loads, 8 warps).
     Plant("sparse-sell-missing-syncthreads", "sparse",

@@ -699,15 +699,16 @@ class Choice(NamedTuple):
 
 
 def subwarp_lanes(stats):
-    """csr_subwarp's lanes per row for a matrix of these RowStats: the power of two in 2..32
-    nearest half its weighted mean row length (the smallest L with 2 sqrt(2) L >= it), so
-    that each lane takes about two entries of the rows that hold the work. The plain mean
-    misleads on skewed matrices: most rows of a power-law matrix are short and most of its
-    nonzeros lie in long rows (weighted mean 40.7 against mean 15 on the lab's matrix, where
-    16 lanes ran 0.618 ms against 0.651 at 4 and 0.704 at 2)."""
-    weighted = stats.weighted_mean
+    """csr_subwarp's and csr_hybrid's lanes per row for a matrix of these RowStats: the power of
+    two in 2..32 nearest half its mean row length (the smallest L with 2 sqrt(2) L >= the mean,
+    rounded up), the rule cuda/sparse/csr.cu applies for lanes=0. On the H200 it beat the
+    nonzero-weighted mean (sum of squares / nnz), which picks more lanes on skewed matrices: 8
+    lanes ran the lab's power-law matrix (mean 15, weighted mean 40.9) in 0.556 ms against 0.580
+    at 16, and the R-MAT graph (mean 16) through csr_hybrid in 0.600 against 0.646 at 16 and 0.846
+    at 32 (docs/labs/sparse.md)."""
+    mean = -(-stats.nnz // stats.rows) if stats.rows else 0
     lanes = 2
-    while lanes < 32 and 8 * lanes * lanes < weighted * weighted:
+    while lanes < 32 and 8 * lanes * lanes < mean * mean:
         lanes *= 2
     return lanes
 
@@ -742,7 +743,7 @@ def spmv_default(stats):
                       "shares it among threads")
     return Choice("csr_subwarp", lanes,
                   f"rows vary (cv {stats.cv:.2f}, max {stats.max_row}): {lanes} lanes a row, "
-                  f"about half the weighted mean row length {stats.weighted_mean:.1f}")
+                  f"about half the mean row length {stats.mean:.1f}")
 
 
 def spmm_default(stats, k=None):

@@ -71,7 +71,7 @@ def test_spmv_default_rule():
     assert S.spmv_default(POISSON_LAB).variant == "csr_scalar"
     # the lab's power-law matrix: rows vary, no row long enough to hold the kernel's end
     lab = S.spmv_default(POWERLAW_LAB)
-    assert lab.variant == "csr_subwarp" and lab.lanes == 16, lab
+    assert lab.variant == "csr_subwarp" and lab.lanes == 8, lab
     # one row of ~5500 (8000 drawn, duplicates summed) among 10000 rows of 3 or fewer: one
     # group would walk it long after the rest
     H = one_huge_row()
@@ -88,14 +88,14 @@ def test_spmv_default_rule():
     assert S.default_variant("spmv", empty)["variant"] == "csr_scalar"
 
 
-def test_subwarp_lanes_follow_the_weighted_mean():
-    """Half the nonzero-weighted mean row length, as a power of two in 2..32."""
+def test_subwarp_lanes_follow_the_mean():
+    """Half the mean row length (rounded up), as a power of two in 2..32: csr.cu's rule."""
     assert S.subwarp_lanes(POISSON_LAB) == 2
-    assert S.subwarp_lanes(POWERLAW_LAB) == 16  # weighted mean 40.7 where the mean is 15
-    for weighted, lanes in ((1, 2), (5.6, 2), (5.7, 4), (11.3, 4), (11.4, 8), (45, 16), (46, 32),
-                            (10 ** 6, 32)):
-        st = S.RowStats(1000, 1000, 1, 0, 1000 * weighted)
-        assert S.subwarp_lanes(st) == lanes, (weighted, S.subwarp_lanes(st))
+    assert S.subwarp_lanes(POWERLAW_LAB) == 8  # mean 15 (weighted mean 40.7)
+    for mean, lanes in ((1, 2), (5, 2), (6, 4), (11, 4), (12, 8), (22, 8), (23, 16), (45, 16),
+                        (46, 32), (10 ** 6, 32)):
+        st = S.RowStats(1000, 1000 * mean, mean, 0, 1000.0 * mean * mean)
+        assert S.subwarp_lanes(st) == lanes, (mean, S.subwarp_lanes(st))
 
 
 def test_spmm_and_cg_default_rules():

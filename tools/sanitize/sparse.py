@@ -13,7 +13,12 @@ indices: 3 iterations from zero without M, and solved to rtol from an x0 with Ja
 also with every block size on the Laplacian), each x checked against tests/references/sparse.py's
 float64 CG.
 
-    python3 tools/sanitize/sparse.py [--inputs both|device] [--only spmv:id,spmm:id,cg:id,...]
+analysis (--only analysis): the device row statistics and diagonal count of every awkward matrix,
+against NumPy's; rmat (--only rmat): gl.sparse.rmat at scales 1-9, even and odd, float32 and
+float64, against its NumPy path entry for entry.
+
+    python3 tools/sanitize/sparse.py [--inputs both|device] [--only spmv:id,spmm:id,cg:id,
+                                      analysis,rmat,...]
 """
 
 import sys
@@ -67,7 +72,43 @@ def main():
                                          f"{tunables}: {e}")
                             calls += 1
     calls += cg_calls(args, rng)
+    calls += analysis_calls(args, rng) + rmat_calls(args)
     done("sanitize/sparse", calls)
+
+
+def analysis_calls(args, rng):
+    """The device statistics (cuda/sparse/stats.cu) and diagonal count of each awkward matrix."""
+    if not wanted(args, "analysis"):
+        return 0
+    calls = 0
+    for label, raw, A in ref.typed_cases(rng):
+        D = A.to_device()
+        got, want = D.row_stats(), gl.sparse.host_row_stats(A.indptr)
+        settle()
+        if tuple(got) != tuple(want):
+            sys.exit(f"mismatch: row statistics {label}: {got} against {want}")
+        if A.nnz and D.diagonals() != min(len(gl.sparse.dia_offsets(A)), 33):
+            sys.exit(f"mismatch: diagonals {label}: {D.diagonals()}")
+        settle()
+        calls += 2
+    return calls
+
+
+def rmat_calls(args):
+    """gl.sparse.rmat on the device (cuda/sparse/rmat.cu) against its NumPy path."""
+    if not wanted(args, "rmat"):
+        return 0
+    calls = 0
+    for scale in range(1, 10):
+        for dtype in (np.float32, np.float64):
+            got = gl.sparse.rmat(scale, 4, seed=scale, dtype=dtype)
+            settle()
+            want = gl.sparse.rmat(scale, 4, seed=scale, dtype=dtype, device=False)
+            for name in ("indptr", "indices", "data"):
+                if not np.array_equal(getattr(got, name).get(), getattr(want, name)):
+                    sys.exit(f"mismatch: rmat scale {scale} {np.dtype(dtype)}: {name}")
+            calls += 1
+    return calls
 
 
 def cg_matrices(dtype, index, dia=False):

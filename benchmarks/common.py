@@ -13,16 +13,17 @@ import gpulab as gl
 from gpulab.provenance import metadata
 
 
-def save(name, settings, results):
+def save(name, settings, results, quiet=False):
     """Writes {meta, results} to $GPULAB_RESULTS (default benchmarks/results/)/name.json; the
-    settings gain "peers_as_called" (peer_settings())."""
+    settings gain "peers_as_called" (peer_settings()). quiet: no "saved" line."""
     settings = {**settings, "peers_as_called": peer_settings()}
     folder = os.environ.get("GPULAB_RESULTS") or os.path.join(os.path.dirname(__file__), "results")
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, name + ".json")
     with open(path, "w") as f:
         json.dump({"meta": metadata(settings), "results": results}, f, indent=1, default=str)
-    print(f"saved {path}")
+    if not quiet:
+        print(f"saved {path}")
     return path
 
 

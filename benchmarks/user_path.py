@@ -148,21 +148,29 @@ def main(argv=None):
     scale = 1 / 256 if args.quick else 1.0
     progress("user path on the GPU" if gpu else f"user path on the CPU: {gl.gpu_status()}")
     keep = {}
-    rows = up.user_path_rows(ops, gpu, budget, scale, progress, keep)
-    print(up.table(rows))
+    name = "user_path" + ("" if gpu else "_cpu") + ("_quick" if args.quick else "")
+    settings = {"gpu": gpu, "quick": args.quick, "budget_s_per_op": budget, "scale": scale,
+                "ops": ops,
+                "timing": "host perf_counter from the call until the result is available: "
+                          "NumPy results on return; device inputs: gpulab's stream and the "
+                          "container library's current stream synchronized; the first call "
+                          "of each is a warm-up, not a sample (except a host call slower than "
+                          "the budget: cold). best_ms: gl.bench of the op's best rung on "
+                          "DeviceArray inputs (CUDA events, L2 flushed); gap = default_ms / "
+                          "best_ms"}
+    # the named cases first (the targets), then every op; saved after each, marked complete
+    # at the end, so a run cut short leaves what it measured
     cases, notes = named_cases(budget / 4, args.quick, keep) if gpu else ([], {})
+    settings["notes"] = notes
     if cases:
         print(gl.Table([{k: r.get(k) for k in ("case", "container", "default_ms", "peer",
                                                "peer_ms", "peer_over_ours")} for r in cases]))
-    name = "user_path" + ("" if gpu else "_cpu") + ("_quick" if args.quick else "")
-    settings = {"gpu": gpu, "quick": args.quick, "budget_s_per_op": budget, "scale": scale,
-                "ops": ops, "notes": notes,
-                "timing": "host perf_counter from the call until the result is available: "
-                          "NumPy results on return; device inputs: gpulab's stream and the "
-                          "container library's current stream synchronized. best_ms: gl.bench "
-                          "of the op's best rung on DeviceArray inputs (CUDA events, L2 "
-                          "flushed); gap = default_ms / best_ms"}
-    return save(name, settings, {"ops": rows, "cases": cases})
+    rows = []
+    for op in ops:
+        rows += up.user_path_rows([op], gpu, budget, scale, progress, keep)
+        save(name, {**settings, "complete": False}, {"ops": rows, "cases": cases}, quiet=True)
+    print(up.table(rows))
+    return save(name, {**settings, "complete": True}, {"ops": rows, "cases": cases})
 
 
 if __name__ == "__main__":

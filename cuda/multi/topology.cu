@@ -46,6 +46,16 @@ int glc_multi_enable_peer(int from, int to, int *enabled) {
       cudaGetLastError();
     else if (result != cudaSuccess)
       return glc_fail(result, "cudaDeviceEnablePeerAccess");
+    // Peer access covers cudaMalloc memory only: allocations of `to`'s stream-ordered pool
+    // (gpulab's arrays, the slabs) need their own grant, or copies between them fail.
+    cudaMemPool_t pool;
+    code = GLC_CUDA(cudaDeviceGetDefaultMemPool, &pool, to);
+    cudaMemAccessDesc access = {};
+    access.location.type = cudaMemLocationTypeDevice;
+    access.location.id = from;
+    access.flags = cudaMemAccessFlagsProtReadWrite;
+    if (!code) code = GLC_CUDA(cudaMemPoolSetAccess, pool, &access, 1);
+    if (code) return code;
     pairs.insert({from, to});
   }
   *enabled = 1;

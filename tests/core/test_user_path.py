@@ -46,6 +46,19 @@ def test_wall_ms_waits_for_the_result_and_keeps_the_budget():
     assert set(waited) == {7}
     slow = up.wall_ms(lambda: time.sleep(0.03), budget_s=0.01)
     assert slow["samples"] == 1 and slow["median_ms"] >= 30  # one slow call is the only sample
+    assert slow["cold"]
+
+
+def test_wall_ms_never_times_gpulab_s_first_call():
+    """gpulab's calls (cold_ok=False) are timed after a warm-up, however slow the first: it may
+    convert a scipy or cupyx matrix that later calls find cached."""
+    calls = []
+
+    def converting():
+        time.sleep(0.05 if not calls else 0.0)
+        calls.append(1)
+    t = up.wall_ms(converting, budget_s=0.01, cold_ok=False)
+    assert not t["cold"] and t["samples"] >= 1 and t["median_ms"] < 20
 
 
 def test_cpu_peers_compute_what_the_op_computes():

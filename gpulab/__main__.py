@@ -59,13 +59,17 @@ def run_op(name, fn, gpu, args, rng, not_run):
 
 
 def user_path_section(wanted, args):
-    """On the GPU: each op's default call (no variant=) on every container a user passes, timed
-    wall-clock to the result, beside its peer and the best rung (gpulab/user_path.py)."""
+    """On the GPU: each op's default call (no variant=) on the device containers a user passes
+    (CuPy, PyTorch, DeviceArray), timed wall-clock to the result, beside its peer and the best
+    rung (gpulab/user_path.py). NumPy and scipy inputs, whose CPU peers take seconds at these
+    sizes, are in benchmarks/user_path.py."""
     from . import user_path
     ops = [name for name in wanted if name in OPS]
     print("\n== The user's call (default variant, wall-clock to the result; gap = default / best "
           "rung; peer / ours > 1 means gpulab is faster)")
-    print(user_path.table(user_path.user_path_rows(ops, True, budget_s=1.0, scale=args.scale)))
+    rows = user_path.user_path_rows(ops, True, budget_s=0.5, scale=args.scale,
+                                    only=("cupy", "cupyx", "torch", "gpulab"))
+    print(user_path.table(rows))
 
 
 def main(argv=None):

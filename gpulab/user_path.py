@@ -211,7 +211,7 @@ def _device_peer(name, container, spec, dev_args):
     return lib, how, call, finish
 
 
-def op_rows(name, n, gpu, budget_s, rng, progress=None, keep=None):
+def op_rows(name, n, gpu, budget_s, rng, progress=None, keep=None, only=None):
     """The rows of op `name` at size n: per container, the default call and its peer, both
     wall-clock, and the best rung (benchmark path) with the gap. budget_s: the op's whole time
     budget, shared by its measurements. keep: a dict that receives the op's example arguments."""
@@ -219,7 +219,7 @@ def op_rows(name, n, gpu, budget_s, rng, progress=None, keep=None):
     host_args = spec.example(n, rng)
     if keep is not None:
         keep[name] = host_args
-    kinds = containers(name, gpu)
+    kinds = [k for k in containers(name, gpu) if only is None or k in only or k == "none"]
     per = budget_s / (2 * len(kinds) + 1)
     best = registry.best(name, "cuda" if gpu else "cpu")
     dev_args = [to_container(a, "gpulab") for a in host_args] if gpu else host_args
@@ -285,12 +285,13 @@ def table(rows):
     return text_table(list(COLUMNS), [[cell(r.get(c)) for c in COLUMNS] for r in rows])
 
 
-def user_path_rows(ops, gpu, budget_s=1.0, scale=1.0, progress=None, keep=None, rng=None):
+def user_path_rows(ops, gpu, budget_s=1.0, scale=1.0, progress=None, keep=None, rng=None,
+                   only=None):
     """op_rows for each op of `ops` at its demo size ("gpu" or "cpu") times scale."""
     rng = np.random.default_rng(12345) if rng is None else rng
     rows = []
     for name in ops:
         n = max(1, int(OPS[name].__gpulab_op__.demo_size["gpu" if gpu else "cpu"] * scale))
-        rows += op_rows(name, n, gpu, budget_s, rng, progress, keep)
+        rows += op_rows(name, n, gpu, budget_s, rng, progress, keep, only)
     return rows
 

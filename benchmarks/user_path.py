@@ -58,7 +58,7 @@ def spmv_case(label, A_cx, rows, budget):
     progress(rows[-1])
 
 
-def named_cases(budget, quick, keep):
+def named_cases(budget, quick):
     import cupy
     rows, notes = [], {}
     side = 256 if quick else 4096
@@ -73,9 +73,9 @@ def named_cases(budget, quick, keep):
         graph = rmat(scale, 16, 0.57, 0.19, 0.19, 1)
         notes["rmat"] = "built in benchmarks/user_path.py with CuPy (gl.sparse.rmat missing)"
     spmv_case(f"spmv R-MAT scale {scale}, edge factor 16, float32", graph, rows, budget)
-    if "spmv" in keep:
-        spmv_case("spmv gl.sparse.powerlaw (the spmv op's example)", cupyx_of(keep["spmv"][0]),
-                  rows, budget)
+    rows_pl = 1 << (10 if quick else 22)  # the sparse lab's power-law matrix: mean 15 a row
+    spmv_case(f"spmv gl.sparse.powerlaw {rows_pl} rows, mean 15, float32",
+              cupyx_of(gl.sparse.powerlaw(rows_pl, 15, seed=1, dtype=np.float32)), rows, budget)
     # cg: fixed iterations (rtol = atol = 0), times per iteration
     iters = 10 if quick else 50
     b = cupy.asarray(np.random.default_rng(6).standard_normal(lap.shape[0]))
@@ -152,7 +152,6 @@ def main(argv=None):
     budget = args.budget or (0.1 if args.quick else 1.5)
     scale = 1 / 256 if args.quick else 1.0
     progress("user path on the GPU" if gpu else f"user path on the CPU: {gl.gpu_status()}")
-    keep = {}
     name = "user_path" + ("" if gpu else "_cpu") + ("_quick" if args.quick else "")
     settings = {"gpu": gpu, "quick": args.quick, "budget_s_per_op": budget, "scale": scale,
                 "ops": ops,
@@ -165,14 +164,14 @@ def main(argv=None):
                           "best_ms"}
     # the named cases first (the targets), then every op; saved after each, marked complete
     # at the end, so a run cut short leaves what it measured
-    cases, notes = named_cases(budget / 4, args.quick, keep) if gpu else ([], {})
+    cases, notes = named_cases(budget / 4, args.quick) if gpu else ([], {})
     settings["notes"] = notes
     if cases:
         print(gl.Table([{k: r.get(k) for k in ("case", "container", "default_ms", "peer",
                                                "peer_ms", "peer_over_ours")} for r in cases]))
     rows = []
     for op in ops:
-        rows += up.user_path_rows([op], gpu, budget, scale, progress, keep)
+        rows += up.user_path_rows([op], gpu, budget, scale, progress)
         save(name, {**settings, "complete": False}, {"ops": rows, "cases": cases}, quiet=True)
     print(up.table(rows))
     return save(name, {**settings, "complete": True}, {"ops": rows, "cases": cases})

@@ -412,3 +412,26 @@ def test_default_spmv_past_2_31_nonzeros():
     x = np.ones(cols, np.float32)
     y = gl.spmv(A, gl.to_device(x)).get()
     assert np.array_equal(y, lengths.astype(np.float32))
+
+
+def test_canonical_host_arrays_are_copied_without_sorting(monkeypatch):
+    """Rows whose columns strictly increase are taken as they are (copied), without the sort
+    that canonicalizes other input; a repeat or a descent inside a row still goes through it.
+    A row may start below the previous row's last column."""
+    from gpulab.labs import sparse as S
+    indptr, indices = np.array([0, 2, 2, 5]), np.array([3, 5, 0, 1, 4])
+    data = np.arange(1.0, 6.0)
+    assert S._canonical(indptr, indices)
+    sorts = []
+    real = np.lexsort
+    monkeypatch.setattr(np, "lexsort", lambda keys: sorts.append(1) or real(keys))
+    A = gl.CSR(indptr, indices, data, shape=(3, 6))
+    assert not sorts and A.indices is not indices and A.index_dtype == indices.dtype
+    assert np.array_equal(A.indices, indices) and np.array_equal(A.data, data)
+    for bad in ([3, 3, 0, 1, 4], [5, 3, 0, 1, 4], [3, 5, 0, 4, 1]):
+        assert not S._canonical(indptr, np.array(bad))
+        B = gl.CSR(indptr, np.array(bad), data, shape=(3, 6))
+        want = np.zeros((3, 6))
+        np.add.at(want, (np.repeat(np.arange(3), np.diff(indptr)), np.array(bad)), data)
+        assert np.array_equal(B.toarray(), want) and S._canonical(B.indptr, B.indices)
+    assert len(sorts) == 3

@@ -168,7 +168,8 @@ def main():
                     results.append(row)
                     print(f"{len(shape)}d {mode:6s} {exchange:4s} overlap={overlap!s:5s} "
                           f"{row['gpus']} GPU {str(row['problem']):20s} call "
-                          f"{row['call_ms']:9.2f} ms, solve {row['total_ms']:9.2f} ms (compute {row['compute_ms']:8.2f}, "
+                          f"{row['call_ms']:9.2f} ms, solve {row['total_ms']:9.2f} ms "
+                          f"(compute {row['compute_ms']:8.2f}, "
                           f"exchange {row['exchange_ms']:7.2f}, all-reduce "
                           f"{row['allreduce_ms']:6.2f}, exposed {row['exposed_ms']:6.2f})"
                           f"  S={row['speedup']:.3f} E={row['efficiency']:.3f} "

@@ -23,15 +23,16 @@ import gpulab as gl
 from common import ladder_args, save
 
 # Bytes a key moves through DRAM under each variant's model, for key_bytes-byte keys (the figures
-# below are for 4-byte keys; values: 4 more bytes read and written a pass). lsd_radix: each pass reads the keys twice (histogram, scatter)
-# and writes them once, 12 B, 32 / bits passes. bitonic: 8 B pairs read and written by each of
-# its global steps (plus the shared ones, a read and a write a stage), counted by bitonic_bytes.
-# onesweep and cub (CUB's onesweep): the keys read once for all histograms, then a read and a
-# write a pass of 8 bits: 4 + 4 x 8 = 36 B (8-byte keys: 8 + 8 x 16 = 136 B). merge_path: a read and a write by the tile sort and
-# by each of its ceil(log2(n / 2048)) merge passes: 8 B each.
-# quicksort_cdp: 8 B records read and written by each partition level down to 2048-key segments
-# and by the shared-memory sort of those, plus making them and the gather: 184 B at 2^20 (its time
-# is one block's partition of the top segment, not these bytes: docs/labs/sort.md).
+# below are for 4-byte keys; values: 4 more bytes read and written a pass). lsd_radix: each pass
+# reads the keys twice (histogram, scatter) and writes them once, 12 B, 32 / bits passes. bitonic: 8
+# B pairs read and written by each of its global steps (plus the shared ones, a read and a write a
+# stage), counted by bitonic_bytes. onesweep and cub (CUB's onesweep): the keys read once for all
+# histograms, then a read and a write a pass of 8 bits: 4 + 4 x 8 = 36 B (8-byte keys: 8 + 8 x 16 =
+# 136 B). merge_path: a read and a write by the tile sort and by each of its ceil(log2(n / 2048))
+# merge passes: 8 B each. quicksort_cdp: 8 B records read and written by each partition level down
+# to 2048-key segments and by the shared-memory sort of those, plus making them and the gather: 184
+# B at 2^20 (its time is one block's partition of the top segment, not these bytes:
+# docs/labs/sort.md).
 def radix_bytes(bits, key_bytes=4, value_bytes=0):
     passes = 8 * key_bytes // bits
     return passes * (3 * key_bytes + 2 * value_bytes)

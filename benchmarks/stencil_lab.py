@@ -1,9 +1,9 @@
 """The stencil lab's ladders on the GPU, in one run, against the copy ceiling and the peers:
 
   * 2D 5-point Jacobi at 4096^2 and 16384^2 float32: every CUDA variant of gl.jacobi (temporal
-    at every depth), 200 sweeps checked every 50, against CuPy at its fastest (one
-    ElementwiseKernel launch per sweep over the interior, the same 200 sweeps); one application of the 5-point Laplacian by every stencil variant
-    against cupyx.scipy.ndimage.correlate and torch conv2d;
+    at every depth), 200 sweeps checked every 50, against CuPy at its fastest (one ElementwiseKernel
+    launch per sweep over the interior, the same 200 sweeps); one application of the 5-point
+    Laplacian by every stencil variant against cupyx.scipy.ndimage.correlate and torch conv2d;
   * 3D 7-point at 512^3 float32: laplace7 by every stencil variant against cupyx.scipy.ndimage
     and torch conv3d, and every 3D-capable Jacobi variant (20 sweeps) against the same CuPy kernel;
   * 1D radius 3 at 2^28 float32: random 7-point weights by every stencil variant against

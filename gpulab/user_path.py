@@ -26,11 +26,12 @@ PEER_OF = {"numpy": "cpu", "scipy": "cpu", "cupy": "cupy", "cupyx": "cupy", "tor
 
 def wall_ms(call, finish=None, budget_s=1.0, min_repeat=3, max_repeat=50, cold_ok=True):
     """Host wall-clock of call() until its result is available (finish(result) waits for it:
-    a stream synchronize; None for host results), in ms: {median_ms, min_ms, samples, cold}.
-    The first call warms up (CuPy compiles its kernels then, gpulab converts a scipy or cupyx
-    matrix once) and is not a sample, except for a host call (finish None) slower than budget_s
-    where cold_ok: a CPU peer at a GPU size, whose first call is as slow as the next, is timed
-    once (cold: True). gpulab's own calls pass cold_ok=False: their first call may convert. Then calls are timed until budget_s is spent: at least one, min_repeat where the
+    a stream synchronize; None for host results), in ms: {median_ms, min_ms, samples, cold}. The
+    first call warms up (CuPy compiles its kernels then, gpulab converts a scipy or cupyx matrix
+    once) and is not a sample, except for a host call (finish None) slower than budget_s where
+    cold_ok: a CPU peer at a GPU size, whose first call is as slow as the next, is timed once (cold:
+    True). gpulab's own calls pass cold_ok=False: their first call may convert. Then calls are timed
+    until budget_s is spent: at least one, min_repeat where the
     budget allows, at most max_repeat."""
     def one():
         t0 = time.perf_counter()

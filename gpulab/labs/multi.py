@@ -412,8 +412,9 @@ def _check_allreduce(arrays, op, comm):
 
 def allreduce(arrays, op="sum", comm=None):
     """All-reduce in place: every array of `arrays` (device arrays of one shape and dtype, each
-    on a distinct GPU: DeviceArrays, CuPy arrays, PyTorch tensors) becomes the elementwise op of all of them, as NCCL's ncclAllReduce and
-    torch.distributed.all_reduce do; returns the list of the same arrays.
+    on a distinct GPU: DeviceArrays, CuPy arrays, PyTorch tensors) becomes the elementwise op of all
+    of them, as NCCL's ncclAllReduce and torch.distributed.all_reduce do; returns the list of the
+    same arrays.
 
     op: "sum", "prod", "min", "max", or "avg" (float dtypes only). dtypes: float32, float64,
     int32, int64 (integers wrap on overflow, as in NumPy).
@@ -643,17 +644,17 @@ class MultiJacobiResult(JacobiResult):
     """What gl.multi.jacobi returns: a gl.JacobiResult (u, sweeps, residuals, converged;
     unpacks as (u, residuals); get()) that also says where the time went:
 
-    timing: {"call_ms": the host clock around the whole call, from entry to u available where
-    f was (synchronized): what the caller waits for; "scatter_ms": the host clock around placing
-    the grid (slabs allocated, f and u0 copied in, waited for); "gather_ms": around copying u
-    out of the slabs (waited for); "total_ms": the host clock around the solve (first sweep to
-    last check, the scatter and the gather excluded), "compute_ms" and "exchange_ms": the slowest GPU's sum of
-    its sweeps and of its halo transfers (CUDA events on its compute and copy streams; with
-    overlap they run at once, so they may add up to more than total_ms), "allreduce_ms": the
-    host clock around the checks' combines of the GPUs' residuals, "exposed_ms": total_ms less
-    compute_ms, the time the solve spent beyond the slowest GPU's sweeps (the exchanges and
-    checks that did not hide under them, and host gaps), "compute_ms_per_gpu",
-    "exchange_ms_per_gpu"}; gpus, exchange, overlap, slabs: how it ran.
+    timing: {"call_ms": the host clock around the whole call, from entry to u available where f was
+    (synchronized): what the caller waits for; "scatter_ms": the host clock around placing the grid
+    (slabs allocated, f and u0 copied in, waited for); "gather_ms": around copying u out of the
+    slabs (waited for); "total_ms": the host clock around the solve (first sweep to last check, the
+    scatter and the gather excluded), "compute_ms" and "exchange_ms": the slowest GPU's sum of its
+    sweeps and of its halo transfers (CUDA events on its compute and copy streams; with overlap they
+    run at once, so they may add up to more than total_ms), "allreduce_ms": the host clock around
+    the checks' combines of the GPUs' residuals, "exposed_ms": total_ms less compute_ms, the time
+    the solve spent beyond the slowest GPU's sweeps (the exchanges and checks that did not hide
+    under them, and host gaps), "compute_ms_per_gpu", "exchange_ms_per_gpu"}; gpus, exchange,
+    overlap, slabs: how it ran.
 
     With exchange="nccl" and overlap, exchange_ms is long (on 2 H200 at 16384^2, 54 ms of an
     82 ms solve) while exposed_ms stays small (2 ms): NCCL's send/recv is a kernel, timed from
@@ -680,9 +681,10 @@ class MultiJacobiResult(JacobiResult):
 
 
 def _grid_arg(x, name):
-    """(grid, on a device, shape, dtype): x as a NumPy array or a DeviceArray (a zero-copy view of a CuPy or
-    PyTorch array, on its own GPU), checked: a 2-D or 3-D float32/float64 C-contiguous grid.
-    What a device array's __cuda_array_interface__ states is checked before any GPU work."""
+    """(grid, on a device, shape, dtype): x as a NumPy array or a DeviceArray (a zero-copy view
+    of a CuPy or PyTorch array, on its own GPU), checked: a 2-D or 3-D float32/float64
+    C-contiguous grid. What a device array's __cuda_array_interface__ states is checked before
+    any GPU work."""
     on_device = _is_device_array(x)
     if not on_device and not isinstance(x, np.ndarray):
         raise TypeError(f"{name} must be a NumPy array or a device array (gpulab.DeviceArray, "

@@ -19,6 +19,12 @@ struct Chunk {
   long long row, begin;
 };
 
+// The chunk list's length for nnz nonzeros: at most nnz / kHybridChunk whole chunks, plus one
+// partial chunk per long row (fewer than nnz / kHybridChunk long rows).
+inline size_t hybrid_chunk_capacity(long long nnz) {
+  return 2 * static_cast<size_t>(nnz / kHybridChunk) + 1;
+}
+
 // Groups of L lanes per row. A row of at most kHybridChunk nonzeros is summed by its group (each
 // lane kHybridUnroll strided nonzeros a pass, loads before gathers before FMAs, a group shuffle). A
 // longer row gets y[row] = 0 and its chunks appended to `chunks` (capacity is enough by
@@ -113,9 +119,7 @@ int launch_hybrid(const SpmvCall<I, T> &c) {
     return glc_launch(spmv_hybrid_rows<L, I, T>, "spmv_hybrid_rows", grid, c.block, c.stream,
                       c.rows, c.indptr, c.indices, c.data, c.x, c.y, static_cast<Chunk *>(nullptr),
                       static_cast<unsigned long long *>(nullptr));
-  // at most nnz / kHybridChunk chunks, plus one partial chunk per long row (fewer than
-  // nnz / kHybridChunk long rows)
-  const size_t capacity = 2 * static_cast<size_t>(c.nnz / kHybridChunk) + 1;
+  const size_t capacity = hybrid_chunk_capacity(c.nnz);
   GlcDeviceBuffer list, counter;
   int code = list.allocate(capacity * sizeof(Chunk), c.stream);
   GLC_TRY(code, counter.allocate(sizeof(unsigned long long), c.stream));

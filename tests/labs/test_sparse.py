@@ -169,6 +169,21 @@ def test_csr_subwarp_kernel_emulated_on_the_cpu():
     assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
 
 
+HYBRID_EMULATOR, _ = emulator("hybrid.py")
+
+
+@needs_toolchain
+def test_csr_hybrid_kernels_emulated_on_the_cpu():
+    """csr_hybrid's own source (both kernels and the chunk list's capacity), every lanes value
+    of its table row, int32 and int64 indices, float32 and float64 values, run on the CPU by
+    tools/emulate/hybrid.py: rows around one, two and three chunks, long first and last rows,
+    hubs among short rows, short rows alone and no rows; the list never written past its
+    capacity, y never past its end."""
+    done = subprocess.run([sys.executable, HYBRID_EMULATOR], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
+
+
 @pytest.mark.gpu
 def test_spmv_from_cupy_without_a_copy():
     cupy = pytest.importorskip("cupy")

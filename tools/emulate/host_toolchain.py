@@ -57,17 +57,18 @@ def kernel_parts(path, parts):
     return per_block_shared("\n".join(found))
 
 
-def build_and_run(host_cpp, kernel_text, args, timeout, defines=()):
+def build_and_run(host_cpp, kernel_text, args, timeout, defines=(), files=None):
     """Builds tools/emulate/<host_cpp> with kernel_text as its kernel_gen.inc (C++20, the CUDA
-    and libcu++ headers, this tree on the include path, each of defines as -D) and runs it with
-    args; its exit code, or 1 when it runs past timeout seconds (a thread missing from a barrier
-    or a collective hangs its block)."""
+    and libcu++ headers, this tree on the include path, each of defines as -D; files: more
+    {name: text} it includes) and runs it with args; its exit code, or 1 when it runs past
+    timeout seconds (a thread missing from a barrier or a collective hangs its block)."""
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(os.path.dirname(here))
     cxx, include = require()
     with tempfile.TemporaryDirectory() as work:
-        with open(os.path.join(work, "kernel_gen.inc"), "w") as f:
-            f.write(kernel_text)
+        for name, text in {"kernel_gen.inc": kernel_text, **(files or {})}.items():
+            with open(os.path.join(work, name), "w") as f:
+                f.write(text)
         shutil.copy(os.path.join(here, host_cpp), work)
         exe = os.path.join(work, os.path.splitext(host_cpp)[0])
         subprocess.run([cxx, "-std=c++20", "-O1", "-pthread", "-w", f"-I{include}",

@@ -283,13 +283,14 @@ PLANTS: List[Plant] = [
           find="const bool in_row = k + u * L < end;",
           replace="const bool in_row = k + u * L <= end;",
           tool="memcheck", driver=("sparse.py", "--only", "spmv:8")),
-    # csr_hybrid's chunk loads one nonzero too far: the block of a long row's last chunk reads
-    # indices and data at the chunk's end, one past both arrays when that row is the last stored
-    # one (the awkward matrices' wide_3x4099); the x gather keeps its guard, so only memcheck sees.
-    Plant("sparse-hybrid-chunk-one-past", "sparse", "csr_hybrid block reading one past its chunk",
-          "cuda/sparse/hybrid.cu", after="spmv_hybrid_chunks(const I *indptr",
-          find="const bool in_chunk = k + u * kLongBlock < stop;",
-          replace="const bool in_chunk = k + u * kLongBlock <= stop;",
+    # csr_hybrid's strided loads one nonzero too far (strided_sum, which both of its kernels
+    # use): the block of a long row's last chunk, or the group of a short last row, reads indices
+    # and data one past both arrays where that row is the last stored one (the awkward matrices'
+    # wide_3x4099); the x gather keeps its guard, so only memcheck sees.
+    Plant("sparse-hybrid-chunk-one-past", "sparse", "csr_hybrid reading one past its chunk or row",
+          "cuda/sparse/hybrid.cu", after="__device__ __forceinline__ T strided_sum(",
+          find="const bool in_range = k + u * Step < end;",
+          replace="const bool in_range = k + u * Step <= end;",
           tool="memcheck", driver=("sparse.py", "--only", "spmv:9")),
     # The device row statistics walking one row past the last: the grid-stride loop's bound
     # reads indptr[rows + 1], one past the array, in the thread that owns the last row.

@@ -25,6 +25,31 @@ inline size_t hybrid_chunk_capacity(long long nnz) {
   return 2 * static_cast<size_t>(nnz / kHybridChunk) + 1;
 }
 
+// Sum of data[k] * x[indices[k]] over k = first, first + Step, ... below end: each pass takes
+// kHybridUnroll strided entries, their index and value loads first, then their gathers of x, then
+// the FMAs (csr_subwarp's pattern: up to kHybridUnroll gathers in flight a thread). Loads past end
+// are predicated off.
+template <int Step, typename K, typename I, typename T>
+__device__ __forceinline__ T strided_sum(K first, K end, const I *indices, const T *data,
+                                         const T *x) {
+  T sum = 0;
+  for (K k = first; k < end; k += kHybridUnroll * Step) {
+    I col[kHybridUnroll];
+    T value[kHybridUnroll], xs[kHybridUnroll];
+#pragma unroll
+    for (int u = 0; u < kHybridUnroll; u++) {
+      const bool in_range = k + u * Step < end;
+      col[u] = in_range ? indices[k + u * Step] : I(0);
+      value[u] = in_range ? data[k + u * Step] : T(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kHybridUnroll; u++) xs[u] = k + u * Step < end ? x[col[u]] : T(0);
+#pragma unroll
+    for (int u = 0; u < kHybridUnroll; u++) sum += value[u] * xs[u];
+  }
+  return sum;
+}
+
 // Groups of L lanes per row. A row of at most kHybridChunk nonzeros is summed by its group (each
 // lane kHybridUnroll strided nonzeros a pass, loads before gathers before FMAs, a group shuffle). A
 // longer row gets y[row] = 0 and its chunks appended to `chunks` (capacity is enough by
@@ -50,21 +75,7 @@ __global__ void spmv_hybrid_rows(long long rows, const I *indptr, const I *indic
       chunks[first + p] = Chunk{row, static_cast<long long>(begin) + p * kHybridChunk};
     return;
   }
-  T sum = 0;
-  for (I k = begin + lane; k < end; k += kHybridUnroll * L) {
-    I col[kHybridUnroll];
-    T value[kHybridUnroll], xs[kHybridUnroll];
-#pragma unroll
-    for (int u = 0; u < kHybridUnroll; u++) {
-      const bool in_row = k + u * L < end;
-      col[u] = in_row ? indices[k + u * L] : I(0);
-      value[u] = in_row ? data[k + u * L] : T(0);
-    }
-#pragma unroll
-    for (int u = 0; u < kHybridUnroll; u++) xs[u] = k + u * L < end ? x[col[u]] : T(0);
-#pragma unroll
-    for (int u = 0; u < kHybridUnroll; u++) sum += value[u] * xs[u];
-  }
+  T sum = strided_sum<L, I>(begin + lane, end, indices, data, x);
 #pragma unroll
   for (int offset = L / 2; offset > 0; offset /= 2)
     sum += __shfl_down_sync(group_mask, sum, offset, L);
@@ -84,21 +95,7 @@ __global__ void __launch_bounds__(kLongBlock)
     const Chunk chunk = chunks[c];
     const long long stop =
         min(chunk.begin + kHybridChunk, static_cast<long long>(indptr[chunk.row + 1]));
-    T sum = 0;
-    for (long long k = chunk.begin + threadIdx.x; k < stop; k += kHybridUnroll * kLongBlock) {
-      I col[kHybridUnroll];
-      T value[kHybridUnroll], xs[kHybridUnroll];
-#pragma unroll
-      for (int u = 0; u < kHybridUnroll; u++) {
-        const bool in_chunk = k + u * kLongBlock < stop;
-        col[u] = in_chunk ? indices[k + u * kLongBlock] : I(0);
-        value[u] = in_chunk ? data[k + u * kLongBlock] : T(0);
-      }
-#pragma unroll
-      for (int u = 0; u < kHybridUnroll; u++) xs[u] = k + u * kLongBlock < stop ? x[col[u]] : T(0);
-#pragma unroll
-      for (int u = 0; u < kHybridUnroll; u++) sum += value[u] * xs[u];
-    }
+    T sum = strided_sum<kLongBlock, long long>(chunk.begin + threadIdx.x, stop, indices, data, x);
     sum = warp_sum(sum);
     if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = sum;
     __syncthreads();

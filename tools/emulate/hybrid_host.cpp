@@ -4,11 +4,10 @@
 // thread is a std::thread (emu_blocks.h); a group's __shfl_sync and __shfl_down_sync meet its L
 // lanes at a barrier of their own, with the mask and width checked against the group's, and
 // warp_sum meets the warp's 32 lanes. The launches are hybrid.cu's: the rows kernel over every
-// row, then, where a row passes the chunk, the chunks kernel on a small fixed grid. Arrays are
-// followed by NaN (indices by 0s), y starts NaN, the chunk list by a guard, and what lies past y
-// and past the list's capacity must stay untouched. Results are compared with a float64 product
-// within 2 (n + 1) eps sum |a x| per row (n the row's length); speed and the memory model are not
-// emulated: this checks the split between the kernels, the chunk list and its bound, on the CPU.
+// row, then, where a row passes the chunk, the chunks kernel on a small fixed grid. The matrices
+// and the check of y are emu_spmv.h's; the chunk list is followed by a guard that must stay
+// untouched. Speed and the memory model are not emulated: this checks the split between the
+// kernels, the chunk list and its bound, on the CPU.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 
 #include "emu_cuda.h"
 #include "emu_blocks.h"
+#include "emu_spmv.h"
 
 using std::min;
 
@@ -68,32 +68,18 @@ T warp_sum(T v) {  // cuda/sparse/kernels.cuh's
 
 #include "kernel_gen.inc"
 
-constexpr int kPad = 64;  // NaN (or 0 index) entries after every array
-
+// One matrix (emu_spmv.h) through hybrid.cu's launches: the list and its counter only where a
+// row passes the chunk; the list followed by a guard that must stay untouched.
 template <int L, typename I, typename T>
 bool check(const char *what, const std::vector<long long> &lengths, long long cols, int block,
            std::mt19937 &rng) {
-  const long long rows = static_cast<long long>(lengths.size());
-  std::vector<I> indptr(rows + 1 + kPad, I(0));
-  for (long long i = 0; i < rows; i++) indptr[i + 1] = indptr[i] + static_cast<I>(lengths[i]);
-  const long long nnz = indptr[rows];
-  long long max_row = 0;
-  for (long long n : lengths) max_row = std::max(max_row, n);
-  std::vector<I> indices(nnz + kPad, I(0));
-  std::vector<T> data(nnz + kPad, T(NAN)), x(cols + kPad, T(NAN)), y(rows + kPad, T(NAN));
-  std::uniform_int_distribution<long long> col(0, cols - 1);
-  std::uniform_real_distribution<double> value(-1.0, 1.0);
-  for (long long k = 0; k < nnz; k++) {
-    indices[k] = static_cast<I>(col(rng));
-    data[k] = static_cast<T>(value(rng));
-  }
-  for (long long j = 0; j < cols; j++) x[j] = static_cast<T>(value(rng));
-  for (long long i = rows; i < rows + kPad; i++) y[i] = T(12345);
-  // hybrid.cu's launch_hybrid: the list and its counter only where a row passes the chunk
-  const bool long_rows = max_row > kHybridChunk;
-  const size_t capacity = hybrid_chunk_capacity(nnz);
+  EmuCsr<I, T> m(lengths, cols, rng);
+  char label[160];
+  snprintf(label, sizeof label, "L=%d %s block %d", L, what, block);
+  const bool long_rows = m.max_row > kHybridChunk;
+  const size_t capacity = hybrid_chunk_capacity(m.nnz);
   const Chunk guard{-7, -7};
-  std::vector<Chunk> list(capacity + kPad, guard);
+  std::vector<Chunk> list(capacity + kEmuPad, guard);
   unsigned long long count = 0;
   Chunk *chunks = long_rows ? list.data() : nullptr;
   unsigned long long *counter = long_rows ? &count : nullptr;
@@ -102,39 +88,24 @@ bool check(const char *what, const std::vector<long long> &lengths, long long co
     emu_groups[s].clear();
     for (int g = 0; g < block / L; g++) emu_groups[s].emplace_back(new std::barrier<>(L));
   }
-  const size_t grid = (static_cast<size_t>(rows) * L + block - 1) / block;
+  const size_t grid = (static_cast<size_t>(m.rows) * L + block - 1) / block;
   run_blocks(grid, block, [&] {
-    spmv_hybrid_rows<L, I, T>(rows, indptr.data(), indices.data(), data.data(), x.data(), y.data(),
-                              chunks, counter);
+    spmv_hybrid_rows<L, I, T>(m.rows, m.indptr.data(), m.indices.data(), m.data.data(), m.x.data(),
+                              m.y.data(), chunks, counter);
   });
   long wrong = 0;
   if (long_rows) {
     if (count > capacity && wrong++ < 3)
-      fprintf(stderr, "L=%d %s: %llu chunks past the list's %zu\n", L, what, count, capacity);
+      fprintf(stderr, "%s: %llu chunks past the list's %zu\n", label, count, capacity);
     run_blocks(3, kLongBlock, [&] {
-      spmv_hybrid_chunks<I, T>(indptr.data(), indices.data(), data.data(), x.data(), y.data(),
-                               list.data(), &count);
+      spmv_hybrid_chunks<I, T>(m.indptr.data(), m.indices.data(), m.data.data(), m.x.data(),
+                               m.y.data(), list.data(), &count);
     });
     for (size_t i = capacity; i < list.size(); i++)
       if ((list[i].row != guard.row || list[i].begin != guard.begin) && wrong++ < 3)
-        fprintf(stderr, "L=%d %s: the chunk list written past its capacity at %zu\n", L, what, i);
+        fprintf(stderr, "%s: the chunk list written past its capacity at %zu\n", label, i);
   }
-  for (long long i = 0; i < rows; i++) {
-    double want = 0, scale = 0;
-    for (I k = indptr[i]; k < indptr[i + 1]; k++) {
-      want += static_cast<double>(data[k]) * static_cast<double>(x[indices[k]]);
-      scale += std::fabs(static_cast<double>(data[k]) * static_cast<double>(x[indices[k]]));
-    }
-    const double eps = sizeof(T) == 4 ? 0x1p-24 : 0x1p-53;
-    const double bound = 2.0 * static_cast<double>(lengths[i] + 1) * eps * scale;
-    if (!(std::fabs(static_cast<double>(y[i]) - want) <= bound) && wrong++ < 3)
-      fprintf(stderr, "L=%d %s block %d: row %lld (length %lld) gave %g, want %g\n", L, what, block,
-              i, lengths[i], static_cast<double>(y[i]), want);
-  }
-  for (long long i = rows; i < rows + kPad; i++)
-    if (y[i] != T(12345) && wrong++ < 3)
-      fprintf(stderr, "L=%d %s block %d: y written past its end at %lld\n", L, what, block, i);
-  return wrong == 0;
+  return wrong + m.wrong_rows(label) == 0;
 }
 
 template <int L, typename I, typename T>

@@ -4,10 +4,10 @@
 // Each CUDA thread of a block is a std::thread; __shfl_down_sync meets the group's lanes at a
 // std::barrier of L participants (so a lane that leaves before its group's shuffle hangs the run,
 // which the driver's timeout turns into a failure) and checks the mask and width it is given
-// against the group's. Arrays are followed by NaN padding (indices by 0s), y starts NaN, and the
-// entries past y must stay untouched: a read past a row or an array, or a row not written, shows
-// in the results, which are compared with a float64 product within 2 n eps sum |a x| per row (n
-// the row's length). Speed and the memory model are not emulated: this checks the indexing, the
+// against the group's. Arrays (emu_spmv.h) are followed by NaN (indices by 0s), y starts NaN, and
+// the entries past y must stay untouched: a read past a row or an array, or a row not written,
+// shows in the results, which are compared with a float64 product within 2 n eps sum |a x| per row
+// (n the row's length). Speed and the memory model are not emulated: this checks the indexing, the
 // guards and the group reduction, on the CPU, for every lanes value, index type and value type.
 #include <cuda_runtime.h>
 
@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 #include "emu_cuda.h"
+#include "emu_spmv.h"
 thread_local dim3 threadIdx;
 dim3 blockIdx, blockDim;
 int emu_width;                                            // the L of the launch
@@ -45,8 +46,6 @@ T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width) {
 
 #include "kernel_gen.inc"
 
-constexpr int kPad = 64;  // NaN (or 0 index) entries after every array
-
 template <int L, typename I, typename T>
 void launch(long long rows, const I *indptr, const I *indices, const T *data, const T *x, T *y,
             int block) {
@@ -68,44 +67,16 @@ void launch(long long rows, const I *indptr, const I *indices, const T *data, co
   }
 }
 
-// One matrix: its row lengths, columns drawn at random (repeats allowed) in 0..cols-1.
+// One matrix (emu_spmv.h): its row lengths, columns drawn at random (repeats allowed).
 template <int L, typename I, typename T>
 bool check(const char *what, const std::vector<long long> &lengths, long long cols, int block,
            std::mt19937 &rng) {
-  const long long rows = static_cast<long long>(lengths.size());
-  std::vector<I> indptr(rows + 1 + kPad, I(0));
-  for (long long i = 0; i < rows; i++) indptr[i + 1] = indptr[i] + static_cast<I>(lengths[i]);
-  const long long nnz = indptr[rows];
-  std::vector<I> indices(nnz + kPad, I(0));
-  std::vector<T> data(nnz + kPad, T(NAN)), x(cols + kPad, T(NAN)), y(rows + kPad, T(NAN));
-  std::uniform_int_distribution<long long> col(0, cols - 1);
-  std::uniform_real_distribution<double> value(-1.0, 1.0);
-  for (long long k = 0; k < nnz; k++) {
-    indices[k] = static_cast<I>(col(rng));
-    data[k] = static_cast<T>(value(rng));
-  }
-  for (long long j = 0; j < cols; j++) x[j] = static_cast<T>(value(rng));
-  for (long long i = rows; i < rows + kPad; i++) y[i] = T(12345);
-  launch<L, I, T>(rows, indptr.data(), indices.data(), data.data(), x.data(), y.data(), block);
-  long wrong = 0;
-  for (long long i = 0; i < rows; i++) {
-    double want = 0, scale = 0;
-    for (I k = indptr[i]; k < indptr[i + 1]; k++) {
-      want += static_cast<double>(data[k]) * static_cast<double>(x[indices[k]]);
-      scale += std::fabs(static_cast<double>(data[k]) * static_cast<double>(x[indices[k]]));
-    }
-    const double eps = sizeof(T) == 4 ? 0x1p-24 : 0x1p-53;
-    const double bound = 2.0 * static_cast<double>(lengths[i] + 1) * eps * scale;
-    if (!(std::fabs(static_cast<double>(y[i]) - want) <= bound)) {
-      if (wrong++ < 3)
-        fprintf(stderr, "L=%d %s block %d: row %lld (length %lld) gave %g, want %g\n", L, what,
-                block, i, lengths[i], static_cast<double>(y[i]), want);
-    }
-  }
-  for (long long i = rows; i < rows + kPad; i++)
-    if (y[i] != T(12345) && wrong++ < 3)
-      fprintf(stderr, "L=%d %s block %d: y written past its end at %lld\n", L, what, block, i);
-  return wrong == 0;
+  EmuCsr<I, T> m(lengths, cols, rng);
+  launch<L, I, T>(m.rows, m.indptr.data(), m.indices.data(), m.data.data(), m.x.data(), m.y.data(),
+                  block);
+  char label[160];
+  snprintf(label, sizeof label, "L=%d %s block %d", L, what, block);
+  return m.wrong_rows(label) == 0;
 }
 
 template <int L, typename I, typename T>

@@ -232,6 +232,27 @@ int gl_is_device_operand(PyObject *obj) {
   return type == GL_DL_CUDA || type == GL_DL_CUDA_MANAGED;
 }
 
+/* A foreign device array through its __cuda_array_interface__ cai (a new reference, stolen;
+ * NULL with an exception set, which is cleared: then DLPack), else its CUDA DLPack; a TypeError
+ * for anything else. */
+static gl_DeviceArrayObject *import_foreign(PyObject *obj, PyObject *cai, const char *argname,
+                                            glc_stream stream, int any_device) {
+  if (cai) {
+    gl_DeviceArrayObject *a = from_cai(obj, cai, argname, stream, any_device);
+    Py_DECREF(cai);
+    return a;
+  }
+  PyErr_Clear();
+  int type = dlpack_device_type(obj);
+  if (type == GL_DL_CUDA || type == GL_DL_CUDA_MANAGED)
+    return from_dlpack(obj, argname, stream, any_device);
+  return PyErr_Format(PyExc_TypeError,
+                      "%s must be a device array (gpulab.DeviceArray, or an object with "
+                      "__cuda_array_interface__ or CUDA __dlpack__), not %s",
+                      argname, Py_TYPE(obj)->tp_name),
+         NULL;
+}
+
 gl_DeviceArrayObject *gl_as_device_array(PyObject *obj, const char *argname, glc_stream stream) {
   if (gl_DeviceArray_Check(obj)) {
     /* gl.multi makes DeviceArrays on other GPUs; the ops run on device 0 */
@@ -252,38 +273,14 @@ gl_DeviceArrayObject *gl_as_device_array(PyObject *obj, const char *argname, glc
       PyObject_HasAttrString(obj, "__dlpack__")) {
     Py_CLEAR(cai);
   }
-  if (cai) {
-    gl_DeviceArrayObject *a = from_cai(obj, cai, argname, stream, 0);
-    Py_DECREF(cai);
-    return a;
-  }
-  PyErr_Clear();
-  int type = dlpack_device_type(obj);
-  if (type == GL_DL_CUDA || type == GL_DL_CUDA_MANAGED) return from_dlpack(obj, argname, stream, 0);
-  return PyErr_Format(PyExc_TypeError,
-                      "%s must be a device array (gpulab.DeviceArray, or an object with "
-                      "__cuda_array_interface__ or CUDA __dlpack__), not %s",
-                      argname, Py_TYPE(obj)->tp_name),
-         NULL;
+  return import_foreign(obj, cai, argname, stream, 0);
 }
 
 gl_DeviceArrayObject *gl_as_device_array_anywhere(PyObject *obj, const char *argname) {
   if (gl_DeviceArray_Check(obj)) return (gl_DeviceArrayObject *)Py_NewRef(obj);
   /* Without stream ordering, any interface will do: CAI first, whatever its version. */
-  PyObject *cai = PyObject_GetAttrString(obj, "__cuda_array_interface__");
-  if (cai) {
-    gl_DeviceArrayObject *a = from_cai(obj, cai, argname, NULL, 1);
-    Py_DECREF(cai);
-    return a;
-  }
-  PyErr_Clear();
-  int type = dlpack_device_type(obj);
-  if (type == GL_DL_CUDA || type == GL_DL_CUDA_MANAGED) return from_dlpack(obj, argname, NULL, 1);
-  return PyErr_Format(PyExc_TypeError,
-                      "%s must be a device array (gpulab.DeviceArray, or an object with "
-                      "__cuda_array_interface__ or CUDA __dlpack__), not %s",
-                      argname, Py_TYPE(obj)->tp_name),
-         NULL;
+  return import_foreign(obj, PyObject_GetAttrString(obj, "__cuda_array_interface__"), argname, NULL,
+                        1);
 }
 
 int gl_classify_operands(int n, PyObject *const *inputs, const char *const *names, int *on_device) {

@@ -827,7 +827,7 @@ def default_variant(op, A):
     return _choice(A, op)._asdict()
 
 
-def _is_subwarp(variant):
+def _takes_lanes(variant):
     # cuda/sparse/sparse.h's GLC_SPMV_CSR_SUBWARP and GLC_SPMV_CSR_HYBRID: lanes by rule
     return variant in (8, "csr_subwarp", 9, "csr_hybrid")
 
@@ -927,7 +927,7 @@ def spmv(A, x, variant=None, block=None, stream=None, lanes=None):
     if A.on_device and variant is None:
         choice = _choice(A, "spmv", stream)
         variant, lanes = choice.variant, choice.lanes if lanes is None else lanes
-    elif lanes is None and _is_subwarp(variant):
+    elif lanes is None and _takes_lanes(variant):
         # the same lanes wherever the operands are: the same kernel, the same sums
         lanes = subwarp_lanes(A.row_stats(stream))
     return _core.spmv(A.data, A.indices, A.indptr, x, variant, stream, A.shape[1],

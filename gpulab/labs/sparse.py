@@ -34,6 +34,7 @@ product. scipy is optional: only CSR(scipy matrix) and the tests
 import it.
 """
 
+import functools
 import operator
 from typing import NamedTuple, Optional
 
@@ -827,9 +828,15 @@ def default_variant(op, A):
     return _choice(A, op)._asdict()
 
 
+@functools.lru_cache(maxsize=1)
+def _lanes_variants():
+    """The ids and names of the spmv variants with a lanes tunable, from the variant table."""
+    from ..registry import variants
+    return frozenset(x for v in variants("spmv") if "lanes" in v.tunables for x in (v.id, v.name))
+
+
 def _takes_lanes(variant):
-    # cuda/sparse/sparse.h's GLC_SPMV_CSR_SUBWARP and GLC_SPMV_CSR_HYBRID: lanes by rule
-    return variant in (8, "csr_subwarp", 9, "csr_hybrid")
+    return variant in _lanes_variants()
 
 
 # ---------------------------------------------------------------- spmv

@@ -153,9 +153,17 @@ def bound_of(cost: Cost, ceil: dict) -> str:
 
 
 def _is_device(obj):
-    return isinstance(obj, _core.DeviceArray) or hasattr(obj, "__cuda_array_interface__") or (
-        hasattr(obj, "__dlpack_device__") and not isinstance(obj, np.ndarray)
-        and obj.__dlpack_device__()[0] in (2, 13))
+    """Whether obj is a device array gl takes: a DeviceArray, or an object exporting CUDA memory
+    through __cuda_array_interface__ or DLPack (device types kDLCUDA, kDLCUDAManaged). Asks no
+    GPU."""
+    if isinstance(obj, _core.DeviceArray) or hasattr(obj, "__cuda_array_interface__"):
+        return True
+    if isinstance(obj, np.ndarray) or not hasattr(obj, "__dlpack_device__"):
+        return False
+    try:
+        return int(obj.__dlpack_device__()[0]) in (2, 13)
+    except Exception:  # noqa: BLE001 (a malformed exporter is not a device array)
+        return False
 
 
 def _first_array(args):

@@ -44,6 +44,7 @@ import time
 import numpy as np
 
 from .. import _core
+from ..bench import _is_device
 from ..table import Table
 from .stencil import JacobiResult
 
@@ -240,25 +241,6 @@ def _address(a):
     return a.__cuda_array_interface__["data"][0]
 
 
-# DLPack's device types of CUDA memory (kDLCUDA, kDLCUDAManaged)
-DLPACK_CUDA = (2, 13)
-
-
-def _is_device_array(x):
-    """Whether x is a device array gl takes: a DeviceArray, or an object exporting CUDA memory
-    through __cuda_array_interface__ or DLPack. Asks no GPU."""
-    if isinstance(x, _core.DeviceArray):
-        return True
-    if isinstance(x, np.ndarray):
-        return False
-    if hasattr(x, "__cuda_array_interface__"):
-        return True
-    try:
-        return int(x.__dlpack_device__()[0]) in DLPACK_CUDA
-    except Exception:
-        return False
-
-
 def _cai_checked(x, name):
     """(shape, dtype, C-contiguous) that x's __cuda_array_interface__ states, checked for form
     without a GPU; None for an array without one (DLPack alone: checked once imported)."""
@@ -310,7 +292,7 @@ def scatter(x, gpus=None):
     """x (flattened; C-contiguous) split by partition() over gpus (default: every visible GPU):
     a list of 1-D DeviceArrays, part i on gpus[i]. x: a NumPy array (copied host to device), or
     a device array on any GPU (copied device to device, never through the host)."""
-    if not _is_device_array(x):
+    if not _is_device(x):
         flat = _flat_host(x, "x")
         gpus = _gpus_arg(gpus)
         return [to_device(flat[a:b], g)
@@ -371,7 +353,7 @@ def _op_arg(op, allowed):
 def _check_allreduce(arrays, op, comm):
     """The arrays as a list, every argument checked; raises before anything runs."""
     op = _op_arg(op, tuple(NCCL_OPS))
-    if _is_device_array(arrays):
+    if _is_device(arrays):
         arrays = [arrays]
     if not isinstance(arrays, (list, tuple)):
         raise TypeError(f"arrays must be a list of device arrays, not {type(arrays).__name__}")
@@ -379,7 +361,7 @@ def _check_allreduce(arrays, op, comm):
     if not arrays:
         raise ValueError("arrays must not be empty")
     for i, a in enumerate(arrays):
-        if not _is_device_array(a):
+        if not _is_device(a):
             raise TypeError(f"arrays[{i}] must be a device array (gpulab.DeviceArray, CuPy, "
                             f"PyTorch), not {type(a).__name__}")
         _cai_checked(a, f"arrays[{i}]")
@@ -475,7 +457,7 @@ def _reduce_parts(x):
     """(parts, on_host, dtype): x checked and cut into its parts, nothing run yet."""
     if isinstance(x, np.ndarray):
         return [_flat_host(x, "x")], True, x.dtype
-    if _is_device_array(x):
+    if _is_device(x):
         _cai_checked(x, "x")
         parts = [_as_device(x, "x")]
     elif isinstance(x, (list, tuple)):
@@ -489,7 +471,7 @@ def _reduce_parts(x):
     for i, p in enumerate(parts):
         if on_host and isinstance(p, np.ndarray):
             parts[i] = _flat_host(p, f"x[{i}]")
-        elif not on_host and _is_device_array(p):
+        elif not on_host and _is_device(p):
             _cai_checked(p, f"x[{i}]")
             # C-contiguous: checked by _multi_reduce before anything runs
             parts[i] = _as_device(p, f"x[{i}]")
@@ -685,7 +667,7 @@ def _grid_arg(x, name):
     of a CuPy or PyTorch array, on its own GPU), checked: a 2-D or 3-D float32/float64
     C-contiguous grid. What a device array's __cuda_array_interface__ states is checked before
     any GPU work."""
-    on_device = _is_device_array(x)
+    on_device = _is_device(x)
     if not on_device and not isinstance(x, np.ndarray):
         raise TypeError(f"{name} must be a NumPy array or a device array (gpulab.DeviceArray, "
                         "or CuPy, PyTorch and others through __cuda_array_interface__ or DLPack), "

@@ -60,9 +60,9 @@ def test_what_counts_as_a_device_array():
         def __dlpack_device__(self):
             return (1, 0)
 
-    assert mg._is_device_array(FakeCuda((2, 2))) and mg._is_device_array(DLPackOnCuda())
-    assert not mg._is_device_array(DLPackOnCpu()) and not mg._is_device_array(F2)
-    assert not mg._is_device_array([[0.0]])
+    assert mg._is_device(FakeCuda((2, 2))) and mg._is_device(DLPackOnCuda())
+    assert not mg._is_device(DLPackOnCpu()) and not mg._is_device(F2)
+    assert not mg._is_device([[0.0]])
 
 
 @nogpu

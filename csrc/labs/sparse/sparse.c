@@ -440,18 +440,6 @@ static PyObject *py_csr_diagonals(PyObject *m, PyObject *const *args, Py_ssize_t
   return out;
 }
 
-/* rmat's device memory that CUDA could hand out now: what the driver calls free, plus what the
- * stream-ordered pool holds unused (the pool reuses it before asking the driver). */
-static int rmat_free_bytes(size_t *free_bytes) {
-  size_t total = 0;
-  int device = 0, code = glc_mem_info(free_bytes, &total);
-  uint64_t used = 0, reserved = 0;
-  if (!code) code = glc_get_device(&device);
-  if (!code) code = glc_pool_usage(device, &used, &reserved);
-  if (!code && reserved > used) *free_bytes += (size_t)(reserved - used);
-  return code;
-}
-
 static int rmat_u64_arg(PyObject *obj, const char *name, unsigned long long max,
                         unsigned long long *value) {
   if (!PyLong_Check(obj) || PyBool_Check(obj)) {
@@ -497,7 +485,7 @@ static PyObject *py_rmat(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   PyObject *keep = NULL, *result = NULL;
   gl_DeviceArrayObject *out[3] = {NULL, NULL, NULL};
   void *workspace = NULL;
-  size_t workspace_bytes = 0, free_bytes = 0;
+  size_t workspace_bytes = 0, available = 0;
   glc_stream stream = NULL;
   if (gl_stream_arg(args[8], &stream, &keep) < 0 || gl_require_gpu(NULL) < 0) goto done;
   const size_t rows = (size_t)1 << p.scale;
@@ -506,23 +494,21 @@ static PyObject *py_rmat(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   const size_t csr_bytes = (size_t)p.edges * (index_bytes + value_bytes) + (rows + 1) * index_bytes;
   /* the key arrays and counts alone first (20 bytes an edge): CUB is asked for its scratch
    * only for sizes that may fit */
-  int code = rmat_free_bytes(&free_bytes);
+  int code = gl_device_available(&available);
   workspace_bytes = (size_t)p.edges * 20;
-  if (!code && workspace_bytes + csr_bytes <= free_bytes)
+  if (!code && workspace_bytes + csr_bytes <= available)
     code = glc_rmat_workspace_bytes(&p, &workspace_bytes);
   if (code) {
     gl_raise_cuda(code);
     goto done;
   }
-  if (workspace_bytes + csr_bytes > free_bytes) {
-    PyErr_Format(PyExc_ValueError,
-                 "rmat(scale=%d) of %llu edges needs %zu bytes of device memory (%zu of workspace: "
-                 "two key arrays, the counts and CUB's scratch; at most %zu for the CSR arrays), "
-                 "but %zu are free",
-                 p.scale, p.edges, workspace_bytes + csr_bytes, workspace_bytes, csr_bytes,
-                 free_bytes);
+  char detail[256];
+  snprintf(detail, sizeof detail,
+           "%llu edges at scale %d: %zu bytes of workspace, two key arrays, the counts and CUB's "
+           "scratch, and at most %zu for the CSR arrays",
+           p.edges, p.scale, workspace_bytes, csr_bytes);
+  if (gl_check_workspace("rmat", (double)workspace_bytes + (double)csr_bytes, detail) < 0)
     goto done;
-  }
   glc_rmat_merged merged;
   unsigned long long nnz = 0;
   code = gl_device_alloc(&workspace, workspace_bytes, stream);

@@ -369,14 +369,14 @@ PLANTS: List[Plant] = [
           find="      __syncthreads();\n      const int x = x0 + threadIdx.x",
           replace="      const int x = x0 + threadIdx.x",
           tool="racecheck", driver=("stencil.py", "--only", "stencil:1", "--inputs", "device")),
-    # Variant 4's whole-grid star kernel reading the west neighbour at p - 1 without the policy:
+    # Variant 4's whole-grid star kernel reading the west neighbour at row - 1 without the policy:
     # at the grid's first cell that is the element before u (the driver's aligned laplace5 and
     # laplace7 cases take this kernel).
     Plant("stencil-star-west-before-the-grid", "stencil",
           "the star kernel's west neighbour read at p - 1, past the face, without the policy",
           "cuda/stencil/split.cu", after="__global__ void stencil_star_wide(",
-          find="const T left = __ldg(p + (west < 0 ? 0 : west - c0));",
-          replace="const T left = __ldg(p - 1);",
+          find="const T left = __ldg(row + (west < 0 ? 0 : west - c0));",
+          replace="const T left = __ldg(row - 1);",
           tool="memcheck", driver=("stencil.py", "--only", "stencil:4")),
     # The multi lab launches no kernel of its own: each GPU's part goes through the reduce lab's
     # best variant (12). The plant reads one past the end of the scalar tail there, and the multi

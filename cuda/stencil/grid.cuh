@@ -82,6 +82,7 @@ struct glc_stencil_launch {
   glc_taps<T> taps;
   const double *dense;  // host memory, (2rz+1)(2ry+1)(2rx+1)
   int block_x, block_y;
+  int rows;  // variant 4's 3D star kernel: rows along y a thread owns (1, 2 or 4)
   cudaStream_t stream;
 };
 

@@ -88,7 +88,7 @@ bool planar(const glc_stencil_problem &p) { return p.n[0] == 1 && p.r[0] == 0 &&
 
 }  // namespace
 
-extern "C" int glc_stencil(int variant, int block_x, int block_y, int dtype,
+extern "C" int glc_stencil(int variant, int block_x, int block_y, int rows, int dtype,
                            const glc_stencil_problem *p, const void *u, void *out,
                            glc_stream stream) {
   if (p == nullptr || p->weights == nullptr || p->boundary < GLC_BOUNDARY_ZERO ||
@@ -99,6 +99,8 @@ extern "C" int glc_stencil(int variant, int block_x, int block_y, int dtype,
       return glc_fail(cudaErrorInvalidValue, "glc_stencil (shape or radius)");
   if (block_x < 0 || block_x > 1024 || block_y < 0 || block_y > 1024)
     return glc_fail(cudaErrorInvalidValue, "glc_stencil (block)");
+  if (rows != 0 && rows != 1 && rows != 2 && rows != 4)
+    return glc_fail(cudaErrorInvalidValue, "glc_stencil (rows)");
   if (p->n[0] * p->n[1] * p->n[2] == 0) return cudaSuccess;
   return glc_dispatch_floating(dtype, "glc_stencil (dtype)", [&](auto zero) {
     using T = decltype(zero);
@@ -120,6 +122,7 @@ extern "C" int glc_stencil(int variant, int block_x, int block_y, int dtype,
     l.dense = p->weights;
     l.block_x = block_x;
     l.block_y = block_y;
+    l.rows = rows ? rows : 1;
     l.stream = static_cast<cudaStream_t>(stream);
     taps_upload<T> upload(l.stream);
     if (glc_stencil_needs_taps(variant, l, static_cast<const T *>(u),

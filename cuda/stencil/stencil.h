@@ -73,8 +73,9 @@ static inline int glc_stencil_block_side(int given, int fallback, int other) {
 }
 
 /* dtype GLC_F32 or GLC_F64. block_x, block_y: the block's threads along x and y (0: the
- * variant's default, glc_stencil_block_side). */
-GLC_API int glc_stencil(int variant, int block_x, int block_y, int dtype,
+ * variant's default, glc_stencil_block_side). rows: 1, 2 or 4, the rows along y a thread of
+ * variant 4's 3D star kernel owns (0: 1); the other variants ignore it. */
+GLC_API int glc_stencil(int variant, int block_x, int block_y, int rows, int dtype,
                         const glc_stencil_problem *problem, const void *u, void *out,
                         glc_stream stream);
 

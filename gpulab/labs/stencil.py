@@ -132,7 +132,7 @@ def _torch_stencil(u, weights, boundary="zero", **_):
 @op("stencil", cost=_stencil_cost, size=lambda u, *a, **_: numel(u), example=_stencil_example,
     demo_size={"gpu": 4096 * 4096, "cpu": 1024 * 1024},
     peers={"cupy": _cupy_stencil, "torch": _torch_stencil})
-def stencil(u, weights, boundary="zero", variant=None, stream=None, bx=None, by=None):
+def stencil(u, weights, boundary="zero", variant=None, stream=None, bx=None, by=None, rows=None):
     """The weights correlated with u, a C-contiguous 1D, 2D or 3D float32/float64 grid: out[i] =
     sum_k weights[k] u[i + k - r], the neighbours outside the grid given by `boundary`.
 
@@ -142,9 +142,10 @@ def stencil(u, weights, boundary="zero", variant=None, stream=None, bx=None, by=
     (numpy.pad's "symmetric") or "fixed" (cells within r of an edge keep their input value).
     `variant`: None (the best where it runs), an id or a name from ``gl.variants("stencil")``.
     `bx`, `by`: the CUDA block's threads along x and y (None: 32 x 8 for 2D and 3D grids, a row
-    of threads for 1D)."""
+    of threads for 1D). `rows`: variant "hopper" only, the rows along y each thread of its 3D
+    star kernel owns (1, 2 or 4; None: 1): fewer loads of neighbouring rows, more registers."""
     w = _weights(weights, len(getattr(u, "shape", ())))
-    return _core.stencil(u, w, _boundary(boundary), variant, stream, bx, by)
+    return _core.stencil(u, w, _boundary(boundary), variant, stream, bx, by, rows)
 
 
 # ---------------------------------------------------------------- jacobi

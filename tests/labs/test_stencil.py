@@ -195,6 +195,39 @@ def test_every_block_shape(v, name, value):
                               boundary)
 
 
+def star_weights_3d(rng):
+    """Random radius-1 star weights in 3D: nonzero on the axes, zero off them (the hopper
+    rung's star kernel takes these)."""
+    w = np.zeros((3, 3, 3))
+    for index in [(1, 1, 1), (0, 1, 1), (2, 1, 1), (1, 0, 1), (1, 2, 1), (1, 1, 0), (1, 1, 2)]:
+        w[index] = rng.uniform(0.5, 1.5) * rng.choice([-1, 1])
+    return w
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("rows", [1, 2, 4])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_hopper_rows_per_thread(rows, dtype):
+    """The hopper rung's 3D star kernel with each thread owning 1, 2 or 4 rows along y: ny that
+    the rows divide and ny that leaves the last thread fewer rows, every boundary policy, and
+    the in-plane neighbours taken from the thread's own rows."""
+    rng = rng_for("rows", rows, np.dtype(dtype).name)
+    for shape, by in [((5, 9, 68), None), ((6, 7, 64), 2), ((3, 16, 8), 1), ((4, 1, 16), None)]:
+        u = rng.standard_normal(shape).astype(dtype)
+        for w in (star_weights_3d(rng), "laplace7"):
+            for boundary in BOUNDARIES:
+                out = gl.stencil(u, w, boundary=boundary, variant="hopper", rows=rows, by=by)
+                ref.check_stencil(out, u, w, boundary)
+
+
+def test_rows_is_the_hopper_rungs_alone():
+    u = np.zeros((4, 4, 4), np.float32)
+    with pytest.raises(ValueError, match="no 'rows' tunable"):
+        gl.stencil(u, "laplace7", variant="serial", rows=2)
+    with pytest.raises(ValueError, match="rows=3 is out of range"):
+        gl.stencil(u, "laplace7", variant="hopper", rows=3)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("v", variant_params("stencil", backend="cuda"))
 @pytest.mark.parametrize("name", ["bx", "by"])

@@ -21,15 +21,17 @@ static int same_type(int dtype) { return dtype == GLC_F64 ? NPY_FLOAT64 : NPY_FL
 typedef struct {
   PyArrayObject *weights; /* float64, C-contiguous (gpulab/labs/stencil.py makes it so) */
   int boundary;
-  PyObject *bx, *by;
+  PyObject *bx, *by, *rows;
   int bx_value, by_value; /* 0: the variant picks by the grid's dimension */
+  int rows_value;         /* variant 4's star kernel: rows a thread owns */
   glc_stencil_problem problem;
 } stencil_params;
 
 static int stencil_configure(gl_operands_call *c) {
   stencil_params *p = c->params;
   if (gl_resolve_tunable(c->variant, "bx", p->bx, &p->bx_value) < 0 ||
-      gl_resolve_tunable(c->variant, "by", p->by, &p->by_value) < 0)
+      gl_resolve_tunable(c->variant, "by", p->by, &p->by_value) < 0 ||
+      gl_resolve_tunable(c->variant, "rows", p->rows, &p->rows_value) < 0)
     return -1;
   if (p->bx == Py_None) p->bx_value = 0;
   if (p->by == Py_None) p->by_value = 0;
@@ -122,8 +124,8 @@ static int stencil_outputs(gl_operands_call *c) {
 
 static int stencil_cuda(const gl_operands_call *c) {
   const stencil_params *p = c->params;
-  return glc_stencil(c->variant->id, p->bx_value, p->by_value, c->dtype, &p->problem, c->in[0],
-                     c->out[0], c->stream);
+  return glc_stencil(c->variant->id, p->bx_value, p->by_value, p->rows_value, c->dtype, &p->problem,
+                     c->in[0], c->out[0], c->stream);
 }
 
 static int stencil_cpu(const gl_operands_call *c) {
@@ -141,11 +143,11 @@ static const gl_operands_op stencil_op = {.ladder = &gl_ladder_stencil,
                                           .run_cuda = stencil_cuda,
                                           .run_cpu = stencil_cpu};
 
-/* stencil(u, weights, boundary, variant, stream, bx, by), all positional; weights a float64
+/* stencil(u, weights, boundary, variant, stream, bx, by, rows), all positional; weights a float64
  * C-contiguous NumPy array, boundary an enum glc_boundary. */
 static PyObject *py_stencil(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs != 7)
-    return PyErr_Format(PyExc_TypeError, "_core.stencil takes 7 positional arguments");
+  if (nargs != 8)
+    return PyErr_Format(PyExc_TypeError, "_core.stencil takes 8 positional arguments");
   if (!PyArray_Check(args[1]) || PyArray_TYPE((PyArrayObject *)args[1]) != NPY_FLOAT64 ||
       !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)args[1]))
     return PyErr_Format(PyExc_TypeError, "weights must be a C-contiguous float64 NumPy array");
@@ -153,7 +155,8 @@ static PyObject *py_stencil(PyObject *m, PyObject *const *args, Py_ssize_t nargs
   if (boundary == -1 && PyErr_Occurred()) return NULL;
   if (boundary < GLC_BOUNDARY_ZERO || boundary > GLC_BOUNDARY_FIXED)
     return PyErr_Format(PyExc_ValueError, "boundary: unknown policy %ld", boundary);
-  stencil_params p = {(PyArrayObject *)args[1], (int)boundary, args[5], args[6], 0, 0, {{0}}};
+  stencil_params p = {
+      (PyArrayObject *)args[1], (int)boundary, args[5], args[6], args[7], 0, 0, 0, {{0}}};
   return gl_operands_run(&stencil_op, args, args[3], args[4], &p);
 }
 
@@ -334,7 +337,8 @@ static PyObject *py_jacobi_sweep_slab(PyObject *m, PyObject *const *args, Py_ssi
 
 static PyMethodDef stencil_methods[] = {
     {"stencil", (PyCFunction)(void (*)(void))py_stencil, METH_FASTCALL,
-     "stencil(u, weights, boundary, variant, stream, bx, by): the weights correlated with u."},
+     "stencil(u, weights, boundary, variant, stream, bx, by, rows): the weights correlated with "
+     "u."},
     {"jacobi", (PyCFunction)(void (*)(void))py_jacobi, METH_FASTCALL,
      "jacobi(f, u0, h, max_sweeps, tol, check_every, variant, stream, depth): Jacobi sweeps of "
      "-laplace(u) = f; (u, residuals, sweeps, checks, converged)."},

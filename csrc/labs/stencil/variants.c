@@ -7,9 +7,16 @@
 #include "cuda/stencil/stencil.h"
 
 /* Block shape along x and y; None lets the variant pick by dimension (1D: 256 x 1 or 128 x 1). */
-#define BLOCK_SHAPE_TUNABLES                                                           \
-  {                                                                                    \
-    {"bx", {32, 64, 128, 256, 512, 1024, 0}, 32}, { "by", {1, 2, 4, 8, 16, 32, 0}, 8 } \
+#define BX_TUNABLE \
+  { "bx", {32, 64, 128, 256, 512, 1024, 0}, 32 }
+#define BY_TUNABLE \
+  { "by", {1, 2, 4, 8, 16, 32, 0}, 8 }
+#define BLOCK_SHAPE_TUNABLES \
+  { BX_TUNABLE, BY_TUNABLE }
+/* Rows along y a thread of the 3D star kernel owns (cuda/stencil/split.cu's star_rows note). */
+#define HOPPER_TUNABLES                              \
+  {                                                  \
+    BX_TUNABLE, BY_TUNABLE, { "rows", {1, 2, 4}, 1 } \
   }
 
 static const gl_variant stencil_variants[] = {
@@ -66,7 +73,7 @@ static const gl_variant stencil_variants[] = {
      .kernels = "(stencil_interior) (stencil_star) (stencil_star_wide) (stencil_boundary)",
      .dtypes = GL_FLOATS,
      .flags = GL_BEST | GL_DETERMINISTIC,
-     .tunables = BLOCK_SHAPE_TUNABLES},
+     .tunables = HOPPER_TUNABLES},
     {.id = GLC_STENCIL_CPU_SERIAL,
      .name = "serial",
      .backend = GL_BACKEND_CPU,

@@ -51,6 +51,25 @@ def ladder(case, fn, host, args, want, repeat, copy_gbps, **kw):
     return rows
 
 
+def byte_ladders(n, rng, repeat, copy_gbps):
+    """The uint8 cases into 256 bins: n uniform bytes, then the same with 90% of them set to one
+    value (u8_uniform, u8_skewed90), every CUDA rung of each."""
+    uniform = rng.integers(0, 256, n, dtype=np.uint8)
+    rows = ladder("u8_uniform", gl.histogram_counts, uniform, (256,),
+                  np.bincount(uniform, minlength=256), repeat, copy_gbps)
+    skewed = uniform.copy()
+    skewed[rng.random(n, dtype=np.float32) < 0.9] = 77
+    rows += ladder("u8_skewed90", gl.histogram_counts, skewed, (256,),
+                   np.bincount(skewed, minlength=256), repeat, copy_gbps)
+    return rows
+
+
+def best_rows(rows):
+    """{case: its fastest row}, whichever rung it is."""
+    return {case: max((r for r in rows if r["case"] == case), key=lambda r: r["gbps"])
+            for case in dict.fromkeys(r["case"] for r in rows)}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=20)
@@ -64,15 +83,7 @@ def main():
     copy = ceil["copy_gbps"]
     print(gl.device_info()["name"], settings, f"copy {copy:.0f} GB/s")
     rng = np.random.default_rng(11)
-    rows = []
-    uniform = rng.integers(0, 256, n, dtype=np.uint8)
-    rows += ladder("u8_uniform", gl.histogram_counts, uniform, (256,),
-                   np.bincount(uniform, minlength=256), args.repeat, copy)
-    skewed = uniform.copy()
-    skewed[rng.random(n, dtype=np.float32) < 0.9] = 77
-    rows += ladder("u8_skewed90", gl.histogram_counts, skewed, (256,),
-                   np.bincount(skewed, minlength=256), args.repeat, copy)
-    del uniform, skewed
+    rows = byte_ladders(n, rng, args.repeat, copy)
     floats = rng.random(n, dtype=np.float32)
     rows += ladder("f32_uniform", gl.histogram_counts, floats, (256, (0.0, 1.0)),
                    np.histogram(floats, 256, (0.0, 1.0))[0], args.repeat, copy)
@@ -81,8 +92,7 @@ def main():
     rows += ladder("rgb_8192", gl.histogram_rgb, img, (), gl.labs.histogram.reference_rgb(img),
                    args.repeat, copy)
     print(gl.Table(rows))
-    best = {case: max(r["gbps"] for r in rows if r["case"] == case)
-            for case in dict.fromkeys(r["case"] for r in rows)}
+    best = {case: r["gbps"] for case, r in best_rows(rows).items()}
     targets = {"u8_uniform": 2000, "u8_skewed90": 1000, "rgb_8192": 1500}
     summary = {"copy_gbps": copy, "best_gbps": best,
                "targets_met": {case: best[case] >= t for case, t in targets.items()}}

@@ -40,13 +40,23 @@ def row(r, **extra):
             **{f"over_{name}": ms / r.median_ms for name, ms in peers.items()}}
 
 
-def filters(side, repeat):
-    rng = np.random.default_rng(5)
-    img = gl.to_device(rng.random((side, side), dtype=np.float32))
+def filter_image(side):
+    return gl.to_device(np.random.default_rng(5).random((side, side), dtype=np.float32))
+
+
+def gaussian_ladder(img, repeat):
+    """Every CUDA rung of gaussian, sigma 2, on the square device image img; the peers beside
+    the best rung."""
     rows = []
     for v in cuda_variants("gaussian"):
         r = gl.bench(gl.gaussian, img, 2.0, variant=v.id, repeat=repeat, peers=v.best)
-        rows.append(row(r, op="gaussian", side=side, sigma=2.0))
+        rows.append(row(r, op="gaussian", side=img.shape[0], sigma=2.0))
+    return rows
+
+
+def filters(side, repeat):
+    img = filter_image(side)
+    rows = gaussian_ladder(img, repeat)
     for v in cuda_variants("box"):
         r = gl.bench(gl.box, img, 9, variant=v.id, repeat=repeat, peers=v.best)
         rows.append(row(r, op="box", side=side, size=9))

@@ -51,10 +51,10 @@ def row(r, **extra):
             **{f"over_{name}": ms / r.median_ms for name, ms in peers.items()}}
 
 
-def matvec_ladder(n, repeat):
+def matvec_ladder(n, repeat, dtypes=(np.float32, np.float64)):
     rows = []
     rng = np.random.default_rng(1)
-    for dtype in (np.float32, np.float64):
+    for dtype in dtypes:
         A = gl.to_device(rng.standard_normal((n, n)).astype(dtype))
         x = gl.to_device(rng.standard_normal(n).astype(dtype))
         for v in cuda_variants("matvec"):
@@ -197,28 +197,38 @@ def transpose_ladder(n, repeat):
     return rows
 
 
-def summarize(matvec, matmul, transpose, grid):
-    def pick(rows, **match):
-        return [r for r in rows if all(r.get(k) == v for k, v in match.items())]
+def best_sgemm(matmul, grid, s):
+    """The hand-written SGEMM row closest to cuBLAS at s^3: the ladder at its defaults and every
+    configuration of the top rung's grid; None when none was measured."""
+    hand = [r for r in matmul + grid if r["m"] == s and r["variant"] in HAND_WRITTEN_SGEMM]
+    return max(hand, key=lambda r: r["frac_cublas"] or 0) if hand else None
 
+
+def best_transpose(transpose):
+    return max(transpose, key=lambda r: r["frac_copy"])
+
+
+def best_matvec(matvec):
+    """(the float32 cuBLAS row, the fastest hand-written float32 row)."""
+    f32 = [r for r in matvec if r.get("dtype") == "float32"]
+    cublas = next(r for r in f32 if r["variant"] == "cublas")
+    return cublas, min((r for r in f32 if r["variant"] != "cublas"), key=lambda r: r["median_ms"])
+
+
+def summarize(matvec, matmul, transpose, grid):
     out = {"targets": {}, "sgemm_top_rung_best": grid_best(grid)}
     for s in (4096, 8192):
-        # the ladder at its defaults, and every configuration of the top rung's grid
-        hand = [r for r in pick(matmul, m=s) + pick(grid, m=s)
-                if r["variant"] in HAND_WRITTEN_SGEMM]
-        if hand:
-            best = max(hand, key=lambda r: r["frac_cublas"] or 0)
+        best = best_sgemm(matmul, grid, s)
+        if best:
             out[f"sgemm_best_{s}"] = {"variant": best["variant"], "config": best.get("config"),
                                       "frac_cublas": best["frac_cublas"],
                                       "frac_fma": best["frac_fma"]}
             out["targets"][f"sgemm >= 0.9x cuBLAS at {s}^3"] = (best["frac_cublas"] or 0) >= 0.9
-    best_t = max(transpose, key=lambda r: r["frac_copy"])
+    best_t = best_transpose(transpose)
     out["transpose_best"] = {"variant": best_t["variant"], "frac_copy": best_t["frac_copy"],
                              "over_cupy": best_t.get("over_cupy")}
     out["targets"]["transpose >= 0.9x copy"] = best_t["frac_copy"] >= 0.9
-    f32 = pick(matvec, dtype="float32")
-    cublas = next(r for r in f32 if r["variant"] == "cublas")
-    best_m = min((r for r in f32 if r["variant"] != "cublas"), key=lambda r: r["median_ms"])
+    cublas, best_m = best_matvec(matvec)
     out["matvec_best"] = {"variant": best_m["variant"],
                           "over_cublas": cublas["median_ms"] / best_m["median_ms"]}
     out["targets"]["matvec >= 1.0x cuBLAS SGEMV"] = cublas["median_ms"] >= best_m["median_ms"]
@@ -235,8 +245,7 @@ def sgemm_grid_only(repeat, sizes):
     grid = grid_sweep(sizes, matmul)
     summary = {"sgemm_top_rung_best": grid_best(grid)}
     for s in sizes:
-        hand = [r for r in matmul + grid if r["m"] == s and r["variant"] in HAND_WRITTEN_SGEMM]
-        best = max(hand, key=lambda r: r["frac_cublas"] or 0)
+        best = best_sgemm(matmul, grid, s)
         summary[f"sgemm_best_{s}"] = {"variant": best["variant"], "config": best.get("config"),
                                       "frac_cublas": best["frac_cublas"],
                                       "frac_fma": best["frac_fma"]}

@@ -7,6 +7,8 @@ from device_info (SMs x clock).
 """
 
 import argparse
+import importlib.util
+import os
 
 import numpy as np
 
@@ -22,6 +24,8 @@ S0_GK104 = {
 S0_CPU = {100: 0.017, 101: 0.307, 102: 5.650}  # E5-2670: naive, SSE, SSE on 32 threads
 # MUFU (special function unit) lanes per SM per clock on Hopper (16 per SM: 4 per SM sub-part).
 MUFU_PER_SM = 16
+# Thread instructions an SM issues per clock: 4 warp schedulers, one warp instruction each.
+ISSUE_PER_SM = 4 * 32
 
 
 def rows():
@@ -55,6 +59,46 @@ def limits(info, ceil):
         "rsqrt_limit_ginter": MUFU_PER_SM * sms * clock_hz / 1e9,
         "measured_fma_ginter": ceil["fma_gflops"] / 20,
     }
+
+
+def issue_limit(info, variant, tunables):
+    """G interactions/s allowed by instruction issue (docs/labs/nbody.md): ISSUE_PER_SM x SMs x
+    clock over the issue slots the kernel spends per interaction, counted in its SASS as
+    tools/nbody_sass_mix.py counts them (the inner loop's instructions over its MUFU.RSQ).
+    Returns {"slots_per_interaction", "kernel", "issue_limit_ginter"}; raises RuntimeError where
+    the SASS cannot be read (gl.inspect needs cuobjdump)."""
+    v = gl.registry.find("nbody_accel", variant)
+    config = {k: t["default"] for k, t in v.tunables.items()}
+    config.update(tunables)
+    seen = gl.inspect("nbody_accel", variant, **config)
+    if seen.sass_note:
+        raise RuntimeError(f"the issue bound needs the kernel's SASS: {seen.sass_note}")
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools",
+                        "nbody_sass_mix.py")
+    spec = importlib.util.spec_from_file_location("nbody_sass_mix", path)
+    mix = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mix)
+    loops = []
+    for view in seen.kernels:
+        for inst in view.instances:
+            for name, code in mix.kernels(inst.sass or "").items():
+                body = mix.inner_loop(code)
+                rsq = sum(op.startswith("MUFU.RSQ") for _, op, _ in body)
+                if rsq:
+                    loops.append((mix.short(name), len(body) / rsq))
+    if len(loops) != 1:
+        raise RuntimeError(f"expected one inner loop with MUFU.RSQ in nbody_accel[{variant}] "
+                           f"{config}, found {loops}")
+    kernel, slots = loops[0]
+    clock_hz = info["clock_mhz"] * 1e6
+    return {"kernel": kernel, "slots_per_interaction": slots, "config": config,
+            "issue_limit_ginter": ISSUE_PER_SM * info["multiprocessors"] * clock_hz / slots / 1e9}
+
+
+def bench_config(dpos, dmass, variant, tunables, repeat, peers=False):
+    """One configuration on device bodies: compute-bound, so the L2 is not flushed."""
+    return gl.bench(gl.nbody_accel, dpos, dmass, EPS, variant=variant, repeat=repeat, warmup=1,
+                    flush_l2=False, peers=peers, **tunables)
 
 
 def record(r, lim, n, tunables):
@@ -108,8 +152,7 @@ def main():
             # compute-bound: no L2 flush; the peers once, beside the best variant, at the
             # smaller N (torch needs about a second per call at N = 131072)
             peers = variant == 5 and not tunables and n == min(args.sizes)
-            r = gl.bench(gl.nbody_accel, dpos, dmass, EPS, variant=variant, repeat=args.repeat,
-                         warmup=1, flush_l2=False, peers=peers, **tunables)
+            r = bench_config(dpos, dmass, variant, tunables, args.repeat, peers)
             results.append(record(r, lim, n, tunables))
             show(results[-1])
     pos, _, mass = gl.plummer(args.cpu_n, seed=1)

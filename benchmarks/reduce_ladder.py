@@ -33,18 +33,23 @@ def repeat_for(fn, args, kw, repeat):
     return max(3, min(repeat, int(2.0 / max(seconds, 1e-6))))
 
 
+def bench_rung(x, v, repeat):
+    """The BenchResult of rung v on device array x at its default block (fewer repetitions for
+    the slow rungs), with torch.sum and cupy.sum beside the best rung."""
+    kw = {"variant": v.id}
+    if "block" in v.tunables:
+        kw["block"] = v.tunables["block"]["default"]
+    return gl.bench(gl.reduce, x, repeat=repeat_for(gl.reduce, (x,), kw, repeat), peers=v.best,
+                    **kw)
+
+
 def ladder(x_host, repeat, label):
     x = gl.to_device(x_host)
     rows, previous, first = [], None, None
     for v in gl.variants("reduce"):
         if v.backend != "cuda":
             continue
-        kw = {"variant": v.id}
-        if "block" in v.tunables:
-            kw["block"] = v.tunables["block"]["default"]
-        r = gl.bench(gl.reduce, x, repeat=repeat_for(gl.reduce, (x,), kw, repeat),
-                     peers=v.best, **kw)
-        rows.append(r)
+        rows.append(bench_rung(x, v, repeat))
     cpu = [gl.bench(gl.reduce, x_host, variant=v.id, repeat=3, warmup=1)
            for v in gl.variants("reduce") if v.backend == "cpu" and v.supports("sum", x.dtype)]
     table = []

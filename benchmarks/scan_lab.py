@@ -54,18 +54,22 @@ def scan_ladder(log2n, repeat, dtype):
     return rows
 
 
-def compact_ladder(log2n, repeat):
+def compact_ladder(log2n, repeat, masked_only=False):
+    """compact with a mask keeping half, then (unless masked_only) without a mask and nonzero,
+    every CUDA rung, with the peers."""
     rng = np.random.default_rng(2)
     n = 1 << log2n
     host = rng.random(n, dtype=np.float32)
     x, mask = gl.to_device(host), gl.to_device(host > 0.5)
-    zeros = host.copy()
-    zeros[zeros <= 0.5] = 0
-    xz = gl.to_device(zeros)
     rows = []
     for v in cuda_variants("compact"):
         r = gl.bench(gl.compact, x, mask, variant=v.id, repeat=repeat, peers=True)
         rows.append(row(r, op="compact", keep=0.5))
+    if masked_only:
+        return rows
+    zeros = host.copy()
+    zeros[zeros <= 0.5] = 0
+    xz = gl.to_device(zeros)
     for v in cuda_variants("compact"):
         r = gl.bench(gl.compact, xz, variant=v.id, repeat=repeat, peers=True)
         rows.append(row(r, op="compact_x_nonzero", keep=0.5))
@@ -75,14 +79,21 @@ def compact_ladder(log2n, repeat):
     return rows
 
 
-def summarize(scans, selects):
-    def best(rows, **match):
-        return next(r for r in rows if all(r.get(k) == v for k, v in match.items()))
+def best_scan(scans):
+    """The headline scan row: the best rung, decoupled_lookback, at float32."""
+    return next(r for r in scans if r.get("dtype") == "float32"
+                and r["variant"] == "decoupled_lookback")
 
-    lookback = best(scans, dtype="float32", variant="decoupled_lookback")
-    # the fastest of the lab's own compaction rungs (not CUB's)
-    single = min((r for r in selects if r["op"] == "compact" and r["variant"] != "cub"),
-                 key=lambda r: r["median_ms"])
+
+def best_compact(selects):
+    """The fastest of the lab's own compaction rungs (not CUB's), with a mask."""
+    return min((r for r in selects if r["op"] == "compact" and r["variant"] != "cub"),
+               key=lambda r: r["median_ms"])
+
+
+def summarize(scans, selects):
+    lookback = best_scan(scans)
+    single = best_compact(selects)
     return {
         "scan_f32_frac_copy": {r["variant"]: r["frac_copy"] for r in scans
                                if r["dtype"] == "float32"},

@@ -97,18 +97,42 @@ def keys_of(n, dtype, rng):
     return rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, n, dtype=dtype)
 
 
+def distribution(kind, n, rng):
+    """n int32 keys: "uniform" over all of int32; "and2", the AND of two uniform keys (each bit
+    set with probability 1/4: fewer distinct digits a pass); "presorted", ascending with ties
+    (a running sum of steps 0-7, made in one pass rather than sorted); "equal", one value."""
+    if kind == "uniform":
+        return keys_of(n, np.int32, rng)
+    if kind == "and2":
+        return keys_of(n, np.int32, rng) & keys_of(n, np.int32, rng)
+    if kind == "presorted":
+        steps = rng.integers(0, 8, n, dtype=np.int64)
+        return (np.cumsum(steps) - (1 << 30)).astype(np.int32)
+    if kind == "equal":
+        return np.full(n, 12345, np.int32)
+    raise ValueError(f"kind: unknown key distribution {kind!r}")
+
+
+def sort_rows(x, repeat, copy_gbps, names=None, peers=lambda v: True, **extra):
+    """Every CUDA rung of sort (only those named in `names`, if given) on device keys x, at
+    each of its bits; the peers where peers(v). extra goes into each row."""
+    n, dtype = x.size, np.dtype(x.dtype)
+    rows = []
+    for v in cuda_variants("sort", n):
+        if names is not None and v.name not in names:
+            continue
+        for bits in v.tunables.get("bits", {}).get("values", [None]):
+            kw = {} if bits is None else {"bits": bits}
+            r = gl.bench(gl.sort, x, variant=v.id, repeat=repeat, peers=peers(v), **kw)
+            rows.append(row(r, v, n, copy_gbps, bits, key_bytes=dtype.itemsize,
+                            dtype=dtype.name, op="sort", **extra))
+    return rows
+
+
 def sort_ladder(log2n, repeat, dtype, copy_gbps):
     rng = np.random.default_rng(3)
     n = 1 << log2n
-    x = gl.to_device(keys_of(n, dtype, rng))
-    rows = []
-    for v in cuda_variants("sort", n):
-        for bits in v.tunables.get("bits", {}).get("values", [None]):
-            kw = {} if bits is None else {"bits": bits}
-            r = gl.bench(gl.sort, x, variant=v.id, repeat=repeat, peers=True, **kw)
-            rows.append(row(r, v, n, copy_gbps, bits, key_bytes=np.dtype(dtype).itemsize,
-                            dtype=np.dtype(dtype).name, op="sort"))
-    return rows
+    return sort_rows(gl.to_device(keys_of(n, dtype, rng)), repeat, copy_gbps)
 
 
 def pairs_ladder(log2n, repeat, copy_gbps, key_dtype=np.int32):
@@ -127,10 +151,19 @@ def pairs_ladder(log2n, repeat, copy_gbps, key_dtype=np.int32):
     return rows
 
 
+# The radix rungs, whose best the targets hold against cupy.sort and torch.sort
+RADIX = ("lsd_radix", "onesweep")
+
+
+def best_radix(rows):
+    """The fastest radix rung's row among rows, or None."""
+    radix = [r for r in rows if r["variant"].startswith(RADIX)]
+    return min(radix, key=lambda r: r["median_ms"]) if radix else None
+
+
 def summarize(rows, n):
     big = [r for r in rows if r["op"] == "sort" and r["dtype"] == "int32" and r["n"] == n]
-    radix = [r for r in big if r["variant"].startswith(("lsd_radix", "onesweep"))]
-    best = min(radix, key=lambda r: r["median_ms"]) if radix else None
+    best = best_radix(big)
     cub = next((r for r in big if r["variant"] == "cub"), None)
     return {
         "gkeys_per_s": {f"{r['op']} {r['dtype']} 2^{r['n'].bit_length() - 1} {r['variant']}":

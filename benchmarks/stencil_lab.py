@@ -42,7 +42,9 @@ def row(r, **extra):
             **{f"over_{name}": ms / r.median_ms for name, ms in peers.items()}}
 
 
-def jacobi_ladder(shape, sweeps, repeat, copy_gbps):
+def jacobi_ladder(shape, sweeps, repeat, copy_gbps, names=None):
+    """Every CUDA rung of jacobi (only those named in `names`, if given) on a random float32
+    grid of `shape`, `sweeps` sweeps a call; CuPy's ElementwiseKernel sweeps beside fused."""
     rng = np.random.default_rng(1)
     f = gl.to_device(rng.standard_normal(shape).astype(np.float32))
     u0 = gl.to_device(rng.standard_normal(shape).astype(np.float32))
@@ -50,6 +52,8 @@ def jacobi_ladder(shape, sweeps, repeat, copy_gbps):
     rows = []
     for v in cuda_variants("jacobi"):
         if v.name == "temporal" and len(shape) == 3:
+            continue
+        if names is not None and v.name not in names:
             continue
         for depth in v.tunables.get("depth", {}).get("values", [None]):
             r = gl.bench(gl.jacobi, f, u0, h=1.0, iters=sweeps, check_every=CHECK_EVERY,
@@ -109,10 +113,13 @@ def peers_1d(u, weights, repeat):
         return {}
 
 
+def best(rows, **match):
+    """The row of rows matching `match` with the highest frac_copy, or None."""
+    found = [r for r in rows if all(r.get(k) == v for k, v in match.items())]
+    return max(found, key=lambda r: r["frac_copy"]) if found else None
+
+
 def summarize(jacobi_rows, stencil_rows, copy_gbps):
-    def best(rows, **match):
-        found = [r for r in rows if all(r.get(k) == v for k, v in match.items())]
-        return max(found, key=lambda r: r["frac_copy"]) if found else None
 
     j4096 = best(jacobi_rows, shape=[4096, 4096])
     single = [r for r in jacobi_rows if r["shape"] == [4096, 4096] and r["variant"] != "temporal"]

@@ -12,7 +12,8 @@
 #   tools/gpu-check.sh [build] [test] [sanitize] [fuzz] [mutation] [main] [bench]   (default: all)
 #
 # Labs come in by convention, with no list here: every tools/sanitize/<name>.py driver runs under
-# every sanitizer tool, every benchmarks/<name>.py script runs in the bench step.
+# every sanitizer tool, every benchmarks/<name>.py script runs in the bench step (targets.py too:
+# every lab's headline figure against its target, in one process, saved as targets.json).
 # GPULAB_SANITIZE="concepts": only these sanitizer drivers; GPULAB_PLANTS="a,b": only these
 # planted bugs (tools/mutation_check.py --only). For a run that checks one new lab.
 # GPULAB_BASELINE=<another tree, built in place>: the bench step also runs each benchmark there,

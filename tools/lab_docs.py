@@ -1,7 +1,8 @@
 """Writes the generated blocks of the labs' docs pages, docs/labs/<lab>.md, one per lab of
 csrc/labs/labs.def: the ladder (from the variant registry, as gl.variants() gives it) and the
 figures (from the lab's committed results JSON under benchmarks/results/, with a chart drawn into
-docs/labs/img/<lab>.png), plus the index in docs/labs/README.md. Only the text between
+docs/labs/img/<lab>.png), plus the index and the targets table in docs/labs/README.md and the
+headline figures in README.md (both from benchmarks/results/targets.json). Only the text between
 `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` is rewritten; the prose around it is kept
 byte for byte. A missing page is created with placeholders for its prose.
 tests/core/test_registry.py runs the check.
@@ -17,6 +18,7 @@ import json
 import os
 import re
 import sys
+import textwrap
 from dataclasses import dataclass, field
 
 # Each lab's latest results files under benchmarks/results/, in page order. sparse_lab.json holds
@@ -78,7 +80,9 @@ LABS_DEF = os.path.join(ROOT, "csrc", "labs", "labs.def")
 PAGES = os.path.join(ROOT, "docs", "labs")
 IMAGES = os.path.join(PAGES, "img")
 INDEX = os.path.join(PAGES, "README.md")
+README = os.path.join(ROOT, "README.md")
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
+TARGETS = "targets.json"  # benchmarks/targets.py's full run
 
 PLACEHOLDER = "_To be written._"
 BLOCK = re.compile(r"<!-- generated:(\w+) -->\n.*?<!-- /generated:\1 -->", re.S)
@@ -679,6 +683,104 @@ def provenance(name, meta):
             f"{meta.get('driver', '?')}, commit `{commit}`, {date.group(0) if date else '?'}.")
 
 
+# ---------------------------------------------------------------- the targets
+
+
+NOT_MEASURED = ("Not measured yet: `python3 benchmarks/targets.py` on a GPU writes\n"
+                "`benchmarks/results/targets.json`, and `python3 tools/lab_docs.py` then fills "
+                "this in.")
+DIRECTION = {">=": "≥", "<=": "≤"}
+
+
+def load_targets():
+    """benchmarks/results/targets.json, or None where it is not committed."""
+    path = os.path.join(RESULTS, TARGETS)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def quantity(value, what):
+    """1.02 and "x torch.sum" -> "1.02x torch.sum"; 0.96 and "of copy" -> "0.96 of copy";
+    2150 and "GB/s" -> "2150 GB/s"."""
+    text = num(float(value)) if isinstance(value, (int, float)) else str(value)
+    return f"{text}{what}" if what.startswith("x ") else f"{text} {what}"
+
+
+def measured(r):
+    return quantity(r["figure"], r["ratio"] or r["unit"])
+
+
+def target_text(r):
+    t = r["target"]
+    return f"{DIRECTION[t['op']]} " + quantity(f"{t['value']:g}", r["ratio"] or r["unit"])
+
+
+def targets_status(data):
+    """"22 of 25 targets met", with what makes the run short of a full one."""
+    rows = data["results"]["rows"]
+    settings = data["meta"]["settings"]
+    text = f"{sum(r['met'] for r in rows)} of {len(rows)} targets met"
+    if settings.get("quick"):
+        text += " (a --quick run: a check of the script, not a measurement)"
+    if not settings.get("complete"):
+        failed = ", ".join(data["results"].get("errors") or {}) or "none"
+        text += f" (a partial run: groups that failed: {failed})"
+    return text
+
+
+def targets_table(data):
+    """The markdown of docs/labs/README.md's targets block."""
+    if data is None:
+        return NOT_MEASURED
+    rows = data["results"]["rows"]
+    notes = list(dict.fromkeys(r["note"] for r in rows if r.get("note")))
+    seconds = sum((data["meta"]["settings"].get("seconds") or {}).values())
+    head = (provenance(TARGETS, data["meta"]) + f" {targets_status(data)}; the run took "
+            f"{seconds / 60:.1f} minutes.")
+
+    def figure(r):
+        mark = f" [{notes.index(r['note']) + 1}]" if r.get("note") else ""
+        return measured(r) + mark
+
+    body = markdown_table(
+        ["figure", "measured", "target", "met", "best rung", "also measured"],
+        [[r["name"], figure(r), target_text(r), "yes" if r["met"] else "no", r["rung"] or "-",
+          "; ".join(quantity(v, k) for k, v in r["also"].items()) or "-"] for r in rows])
+    foot = "\n".join(f"- [{i}] {n}" for i, n in enumerate(notes, 1))
+    return "\n\n".join(p for p in (head, body, foot) if p)
+
+
+def headline(data):
+    """The markdown of README.md's headline block: every figure of the targets table in one
+    paragraph, the rows of one measurement together ("sort 2^28 int32 keys (uniform / ...):
+    1.1 / ...x cupy.sort"), a star on each figure short of its target."""
+    if data is None:
+        return NOT_MEASURED
+    rows = data["results"]["rows"]
+    groups = {}
+    for r in rows:
+        base, _, case = r["name"].partition(", ")
+        cases, values = groups.setdefault(base, ([], {}))
+        if case and case not in cases:
+            cases.append(case)
+        figure = num(float(r["figure"])) + ("" if r["met"] else "\\*")
+        values.setdefault(r["ratio"] or r["unit"], []).append(figure)
+    parts = []
+    for base, (cases, values) in groups.items():
+        label = f"{base} ({' / '.join(cases)})" if len(cases) > 1 else \
+            f"{base}, {cases[0]}" if cases else base
+        parts.append(f"{label}: " + ", ".join(quantity(" / ".join(v), what)
+                                             for what, v in values.items()))
+    text = (f"On an {data['meta'].get('device', '?')}, {targets_status(data)} (the "
+            f"[targets table](docs/labs/README.md#targets) gives each target and how it was "
+            f"measured): " + "; ".join(parts) + ".")
+    if not all(r["met"] for r in rows):
+        text += " A figure marked \\* is short of its target."
+    return textwrap.fill(text, 100, break_long_words=False, break_on_hyphens=False)
+
+
 # ---------------------------------------------------------------- the blocks
 
 
@@ -783,7 +885,9 @@ INDEX_SKELETON = (
     "# The labs\n\nOne page per lab: what it teaches, its ladder of variants (generated from the "
     "registry), figures from its latest committed results, and what made the top rungs fast. "
     "Seeds S0-S4 are the courses listed in [courses.md](../courses.md).\n\n"
-    "<!-- generated:index -->\n<!-- /generated:index -->\n")
+    "<!-- generated:index -->\n<!-- /generated:index -->\n\n## Targets\n\n"
+    "<!-- generated:targets -->\n<!-- /generated:targets -->\n")
+README_SKELETON = "# gpulab\n\n<!-- generated:headline -->\n<!-- /generated:headline -->\n"
 
 
 def empty_block(name):
@@ -825,7 +929,9 @@ def pages():
         body, charts[lab] = figures(lab)
         out.append((os.path.join(PAGES, f"{lab}.md"), skeleton(lab),
                     {"ladder": ladder(lab), "figures": body}))
-    out.append((INDEX, INDEX_SKELETON, {"index": index()}))
+    targets = load_targets()
+    out.append((INDEX, INDEX_SKELETON, {"index": index(), "targets": targets_table(targets)}))
+    out.append((README, README_SKELETON, {"headline": headline(targets)}))
     return out, charts
 
 

@@ -195,6 +195,15 @@ PLANTS: List[Plant] = [
           find="    __syncthreads();  // the sorted tile and every digit's shift are in place\n",
           replace="",
           tool="racecheck", driver=("sort.py", "--only", "sort:4", "--inputs", "device")),
+    # Onesweep's copy, which runs when the device skips every pass (one key, all keys equal),
+    # taking one key too many: it reads one past the end of the keys and writes one past the
+    # outputs. memcheck sees it only if the driver's sorts reach the skipped passes.
+    Plant("sort-onesweep-copy-one-past", "sort",
+          "read and write one past the end in the copy after skipped passes",
+          "cuda/sort/onesweep.cu", after="    onesweep_copy(",
+          find="auto exists = [&](int j) { return at(j) < n; };",
+          replace="auto exists = [&](int j) { return at(j) <= n; };",
+          tool="memcheck", driver=("sort.py", "--only", "sort:4")),
     # The merge pass without the barrier between merging out of its shared slices and staging its
     # outputs over them: a thread's stores overwrite keys that other warps have still to merge.
     Plant("sort-merge-missing-syncthreads", "sort", "missing __syncthreads() between reading "

@@ -2,13 +2,19 @@
 // stable. Two changes to lsd_radix (radix.cu) remove its per-pass histogram's read of the keys
 // and make its writes coalesced:
 //  onesweep_histogram  ONE read of the keys counts the digits of every pass at once;
-//  onesweep_offsets    each pass's counts scanned into where its digits start (one block a pass);
+//  onesweep_offsets    each pass's counts scanned into where its digits start, and each pass's
+//                      route: a pass where every key has the same digit is skipped (below);
 //  onesweep_pass       a pass in one kernel: a block takes the next tile id, counts its tile's
 //                      digits (per-warp counters) and publishes the counts, sorts the tile by
 //                      digit in shared memory (a ballot a digit bit for the warp's peers), finds
 //                      per digit how many keys of the earlier tiles precede it by a decoupled
 //                      look-back (one thread a digit) and writes the tile out: neighbouring
-//                      threads write neighbouring addresses of one digit's run.
+//                      threads write neighbouring addresses of one digit's run;
+//  onesweep_copy       the inputs copied to the outputs when every pass is skipped.
+// A pass where one digit's count is n would leave every key where it is (the sort is stable), so
+// it is skipped, as CUB skips it, and decided on the device: the host never waits for the
+// histogram (a sort of device arrays is asynchronous). The passes that run alternate between the
+// spare buffers and the outputs, the first reading the inputs, so that the last writes the outputs.
 // A pass reads the keys once and writes them once: 8 B a 4-byte key, plus 8 B a pass for 4-byte
 // values; with the histogram's read, 4 + 4 x 8 = 36 B a key for int32 (its figures and profiles:
 // docs/labs/sort.md).
@@ -56,6 +62,34 @@ constexpr int onesweep_min_blocks = 3;
 
 template <typename Key>
 constexpr int passes_of = static_cast<int>(8 * sizeof(Key)) / onesweep_bits;
+
+// A pass's route, which onesweep_offsets sets: skipped, or where it reads and where it writes.
+constexpr unsigned route_skip = 0;         // every key has the same digit: nothing moves
+constexpr unsigned route_from_input = 1;   // reads the inputs (argsort: the indices),
+constexpr unsigned route_from_spare = 2;   // the spare buffers
+constexpr unsigned route_from_output = 4;  // or the outputs;
+constexpr unsigned route_to_output = 8;    // writes the outputs, else the spares
+
+// Every buffer a pass may read or write; its route picks two.
+template <typename Key, typename Value>
+struct onesweep_buffers {
+  const Key *keys;
+  Key *key_spare, *keys_out;
+  const Value *values;  // null for argsort: the indices
+  Value *value_spare, *values_out;
+  __device__ __forceinline__ const Key *keys_from(unsigned route) const {
+    return route & route_from_input ? keys : route & route_from_spare ? key_spare : keys_out;
+  }
+  __device__ __forceinline__ Key *keys_to(unsigned route) const {
+    return route & route_to_output ? keys_out : key_spare;
+  }
+  __device__ __forceinline__ const Value *values_from(unsigned route) const {
+    return route & route_from_input ? values : route & route_from_spare ? value_spare : values_out;
+  }
+  __device__ __forceinline__ Value *values_to(unsigned route) const {
+    return route & route_to_output ? values_out : value_spare;
+  }
+};
 
 // A tile's count of one digit and its flag share one word, stored and loaded whole: the count
 // in the low bits, the flag (aggregate: this tile's own count; inclusive: the count of this
@@ -174,23 +208,49 @@ __device__ unsigned long long digits_exclusive_scan(unsigned long long value,
   return before + inclusive - value;
 }
 
-// counts[p * 256 + d] becomes where pass p's keys of digit d start: block p scans its pass.
-__global__ void __launch_bounds__(onesweep_block) onesweep_offsets(unsigned long long *counts) {
+// counts[p * 256 + d] becomes where pass p's keys of digit d start, and routes[p] pass p's route:
+// skipped where one digit's count is n; else, of the k passes that run, the first reads the inputs
+// and the i-th (from 0) writes the outputs when k - 1 - i is even, the spares when it is odd, and
+// the next reads what it wrote. routes[Passes]: 1 when every pass is skipped (onesweep_copy then
+// copies the inputs), else 0. One block, thread d for digit d of every pass.
+template <int Passes>
+__global__ void __launch_bounds__(onesweep_block)
+    onesweep_offsets(unsigned long long *counts, size_t n, unsigned *routes) {
   __shared__ unsigned long long warp_totals[onesweep_warps];
-  unsigned long long *pass_counts = counts + static_cast<size_t>(blockIdx.x) * onesweep_radix;
-  pass_counts[threadIdx.x] = digits_exclusive_scan(pass_counts[threadIdx.x], warp_totals);
+  unsigned long long count[Passes];
+#pragma unroll
+  for (int p = 0; p < Passes; ++p) count[p] = counts[p * onesweep_radix + threadIdx.x];
+  unsigned skipped = 0;  // bit p: pass p is skipped
+#pragma unroll
+  for (int p = 0; p < Passes; ++p) {
+    if (__syncthreads_or(count[p] == n)) skipped |= 1u << p;
+    counts[p * onesweep_radix + threadIdx.x] = digits_exclusive_scan(count[p], warp_totals);
+  }
+  if (threadIdx.x != 0) return;
+  int later = Passes - __popc(skipped);  // passes that run, from this one on
+  unsigned from = route_from_input;
+  for (int p = 0; p < Passes; ++p) {
+    if ((skipped >> p) & 1u) {
+      routes[p] = route_skip;
+      continue;
+    }
+    const unsigned to = --later % 2 == 0 ? route_to_output : 0u;
+    routes[p] = from | to;
+    from = to ? route_from_output : route_from_spare;
+  }
+  routes[Passes] = skipped == (1u << Passes) - 1;
 }
 
 // One pass: moves the keys (and values) of one tile to their places for the digit at `shift`,
-// stably. digit_start: where this pass's keys of each digit start (onesweep_offsets); status:
-// tiles x 256 words, zeroed; tile_counter: zeroed. Iota (the first pass of an argsort) writes
-// each key's index instead of reading a value.
+// stably, from and to the buffers its route names (*route, onesweep_offsets'), or nothing when
+// the route skips it. digit_start: where this pass's keys of each digit start (onesweep_offsets);
+// status: tiles x 256 words, zeroed; tile_counter: zeroed; both the pass's own. Iota (argsort):
+// a pass that reads the inputs writes each key's index instead of reading a value.
 template <int Dtype, typename Word, typename Value, bool HasValues, bool Iota>
 __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
-    onesweep_pass(const typename glc_sort_key<Dtype>::bits *keys,
-                  typename glc_sort_key<Dtype>::bits *keys_out, const Value *values,
-                  Value *values_out, size_t n, int shift, bool descending,
-                  const unsigned long long *digit_start, Word *status, unsigned *tile_counter) {
+    onesweep_pass(onesweep_buffers<typename glc_sort_key<Dtype>::bits, Value> buffers, size_t n,
+                  int shift, bool descending, const unsigned long long *digit_start, Word *status,
+                  unsigned *tile_counter, const unsigned *route) {
   using Key = typename glc_sort_key<Dtype>::bits;
   using Flags = digit_status<Word>;
   constexpr int items = onesweep_shape<Key, Value, HasValues>::items;
@@ -210,8 +270,14 @@ __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
   Value *tile_values = reinterpret_cast<Value *>(exchange);
 
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  // The route is read while thread 0 takes a tile id, one L2 round trip for both, and a skipped
+  // pass's blocks leave here: its tile counter, taken from and never read again, is its own.
+  const unsigned pass_route = *route;
   // Tile ids in the order blocks start: a tile waits only for tiles whose blocks are running.
   if (threadIdx.x == 0) tile_id_of_block = atomicAdd(tile_counter, 1u);
+  if (pass_route == route_skip) return;
+  const Key *keys = buffers.keys_from(pass_route);
+  Key *keys_out = buffers.keys_to(pass_route);
   for (int w = 0; w < onesweep_warps; ++w) warp_digits[w][threadIdx.x] = 0;
   __syncthreads();
   const size_t tile_id = tile_id_of_block;
@@ -321,14 +387,18 @@ __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
 #pragma unroll
       for (int j = 0; j < items; ++j) {
         const size_t i = warp_begin + 32 * j + lane;
-        if (exists(j)) tile_values[place[j]] = Iota ? static_cast<Value>(i) : values[i];
+        if (exists(j))
+          tile_values[place[j]] = Iota && (pass_route & route_from_input)
+                                      ? static_cast<Value>(i)
+                                      : buffers.values_from(pass_route)[i];
       }
       __syncthreads();
 #pragma unroll
       for (int j = 0; j < items; ++j) {
         const unsigned at = j * onesweep_block + threadIdx.x;
         if (Full || at < tile_size)
-          values_out[static_cast<Word>(digit_shift[out_digit[j]] + at)] = tile_values[at];
+          buffers.values_to(pass_route)[static_cast<Word>(digit_shift[out_digit[j]] + at)] =
+              tile_values[at];
       }
     }
   };
@@ -338,21 +408,54 @@ __global__ void __launch_bounds__(onesweep_block, onesweep_min_blocks)
     sort_tile(std::false_type{});
 }
 
-// The scratch of a sort: the digit counts of every pass, then each pass's tile counter and
-// status words; everything but the last pass's spare keys and values starts zeroed.
+constexpr int copy_block = 256;
+constexpr int copy_items = 4;  // loads a thread has in flight
+
+// When every pass is skipped (*every_pass_skipped, onesweep_offsets'), the inputs are in order:
+// copies them to the outputs (keys_out null: argsort's keys, which nobody reads; argsort's values
+// are the indices). Else every block leaves at once.
+template <typename Key, typename Value, bool HasValues, bool Iota>
+__global__ void __launch_bounds__(copy_block)
+    onesweep_copy(const Key *keys, Key *keys_out, const Value *values, Value *values_out, size_t n,
+                  const unsigned *every_pass_skipped) {
+  if (*every_pass_skipped == 0) return;
+  constexpr size_t chunk = static_cast<size_t>(copy_items) * copy_block;
+  for (size_t begin = blockIdx.x * chunk; begin < n; begin += gridDim.x * chunk) {
+    auto at = [&](int j) { return begin + static_cast<size_t>(j) * copy_block + threadIdx.x; };
+    auto exists = [&](int j) { return at(j) < n; };
+    Key key[copy_items];
+    Value value[copy_items];
+#pragma unroll
+    for (int j = 0; j < copy_items && exists(j); ++j) {
+      if (keys_out != nullptr) key[j] = keys[at(j)];
+      if constexpr (HasValues) value[j] = Iota ? static_cast<Value>(at(j)) : values[at(j)];
+    }
+#pragma unroll
+    for (int j = 0; j < copy_items && exists(j); ++j) {
+      if (keys_out != nullptr) keys_out[at(j)] = key[j];
+      if constexpr (HasValues) values_out[at(j)] = value[j];
+    }
+  }
+}
+
+// The scratch of a sort: the digit counts of every pass, the passes' routes (onesweep_offsets),
+// then each pass's tile counter and status words; all of it starts zeroed.
 template <typename Key, typename Word>
 struct onesweep_scratch {
   size_t tiles;
   static constexpr int passes = passes_of<Key>;
   size_t counts_bytes() const { return passes * onesweep_radix * sizeof(unsigned long long); }
+  size_t routes_bytes() const { return 16 * sizeof(unsigned); }  // a route a pass, and the copy's
+  static_assert(passes + 1 <= 16, "onesweep_scratch: a route a pass and the copy's");
   size_t counters_bytes() const { return 16 * passes; }
   size_t status_words() const { return tiles * onesweep_radix; }
   size_t bytes() const {
-    return counts_bytes() + counters_bytes() + passes * status_words() * sizeof(Word);
+    return counts_bytes() + routes_bytes() + counters_bytes() +
+           passes * status_words() * sizeof(Word);
   }
 };
 
-// Iota: argsort, whose values are the indices, written by the first pass.
+// Iota: argsort, whose values are the indices, written by the first pass that runs.
 template <int Dtype, typename Word, typename Value, bool HasValues, bool Iota>
 int onesweep(const glc_sort_call &call) {
   using Key = typename glc_sort_key<Dtype>::bits;
@@ -369,30 +472,41 @@ int onesweep(const glc_sort_call &call) {
   if (code) return code;
   char *base = static_cast<char *>(scratch.ptr);
   auto *counts = reinterpret_cast<unsigned long long *>(base);
-  auto *counters = reinterpret_cast<unsigned *>(base + layout.counts_bytes());
-  auto *status = reinterpret_cast<Word *>(base + layout.counts_bytes() + layout.counters_bytes());
-  const Key *key_from = static_cast<const Key *>(call.keys);
+  auto *routes = reinterpret_cast<unsigned *>(base + layout.counts_bytes());
+  auto *counters =
+      reinterpret_cast<unsigned *>(base + layout.counts_bytes() + layout.routes_bytes());
+  auto *status = reinterpret_cast<Word *>(base + layout.counts_bytes() + layout.routes_bytes() +
+                                          layout.counters_bytes());
+  const onesweep_buffers<Key, Value> passes_buffers = {static_cast<const Key *>(call.keys),
+                                                       buffers.key_spare.template as<Key>(),
+                                                       buffers.keys_out,
+                                                       static_cast<const Value *>(call.values),
+                                                       buffers.value_spare.template as<Value>(),
+                                                       buffers.values_out};
   size_t wave = 0;
   GLC_TRY(code, glc_full_wave_blocks<onesweep_histogram<Dtype>>(histogram_block, &wave));
   const size_t histogram_grid = std::min(wave, glc_blocks_to_cover(n, histogram_block));
   GLC_TRY(code, glc_launch(onesweep_histogram<Dtype>, "onesweep_histogram", histogram_grid,
-                           histogram_block, s, key_from, n, call.descending, counts));
-  GLC_TRY(code,
-          glc_launch(onesweep_offsets, "onesweep_offsets", passes, onesweep_block, s, counts));
-  const Value *value_from = static_cast<const Value *>(call.values);
-  for (int pass = 0; pass < passes && !code; ++pass) {
-    Key *key_to = buffers.keys_to(pass, passes);
-    Value *value_to = buffers.values_to(pass, passes);
+                           histogram_block, s, passes_buffers.keys, n, call.descending, counts));
+  GLC_TRY(code, glc_launch(onesweep_offsets<passes>, "onesweep_offsets", 1, onesweep_block, s,
+                           counts, n, routes));
+  // Every pass is launched; the skipped ones' blocks leave at once.
+  for (int pass = 0; pass < passes && !code; ++pass)
     GLC_TRY(code,
-            glc_launch(pass == 0 ? onesweep_pass<Dtype, Word, Value, HasValues, Iota>
-                                 : onesweep_pass<Dtype, Word, Value, HasValues, false>,
-                       "onesweep_pass", layout.tiles, onesweep_block, s, key_from, key_to,
-                       value_from, value_to, n, pass * onesweep_bits, call.descending,
+            glc_launch(onesweep_pass<Dtype, Word, Value, HasValues, Iota>, "onesweep_pass",
+                       layout.tiles, onesweep_block, s, passes_buffers, n, pass * onesweep_bits,
+                       call.descending,
                        static_cast<const unsigned long long *>(counts) + pass * onesweep_radix,
-                       status + pass * layout.status_words(), counters + 4 * pass));
-    key_from = key_to;
-    value_from = value_to;
-  }
+                       status + pass * layout.status_words(), counters + 4 * pass,
+                       static_cast<const unsigned *>(routes) + pass));
+  constexpr auto copy = onesweep_copy<Key, Value, HasValues, Iota>;
+  GLC_TRY(code, glc_full_wave_blocks<copy>(copy_block, &wave));
+  const size_t copy_grid =
+      std::min(wave, glc_blocks_to_cover(n, static_cast<int>(copy_items * copy_block)));
+  GLC_TRY(code,
+          glc_launch(copy, "onesweep_copy", copy_grid, copy_block, s, passes_buffers.keys,
+                     static_cast<Key *>(call.keys_out), passes_buffers.values,
+                     passes_buffers.values_out, n, static_cast<const unsigned *>(routes) + passes));
   return code;
 }
 

@@ -8,7 +8,8 @@
 
 // The buffers of an LSD radix sort's passes, which alternate between spare buffers of its own and
 // the outputs, so that the last pass (of an even number) lands on the outputs. argsort returns no
-// keys: they are sorted all the same, into a buffer of ours.
+// keys: they are sorted all the same, into a buffer of ours. (onesweep.cu takes the spares and
+// outputs alone: it skips passes, and its device-side routes say which pass writes which.)
 template <typename Key, typename Value, bool HasValues>
 struct glc_sort_passes {
   GlcDeviceBuffer key_spare, key_result, value_spare;

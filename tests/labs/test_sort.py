@@ -139,6 +139,43 @@ def test_lsd_radix_every_digit_width(dtype, bits):
                                                 descending=True), x, True)
 
 
+# Keys whose bits differ in these bytes alone (references.sort.keys_differing_in): onesweep skips
+# the passes of the other bytes on the device. None: all equal (every pass skipped, the inputs
+# copied); one byte: one pass, from the inputs straight to the outputs; two and three: an even and
+# an odd number of passes, the first reading the inputs.
+SKIPPED_PASSES = {"all_equal": (), "low_byte": (0,), "top_byte": (-1,), "second_byte": (1,),
+                  "low_and_top_bytes": (0, -1), "three_low_bytes": (0, 1, 2)}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("descending", (False, True), ids=("ascending", "descending"))
+@pytest.mark.parametrize("dtype", (np.int32, np.int64, np.float32, np.float64),
+                         ids=lambda d: np.dtype(d).name)
+def test_onesweep_skips_the_passes_that_move_nothing(dtype, descending):
+    """Onesweep on device keys that differ in some bytes only, sort, argsort and sort_pairs (4-
+    and 8-byte values), from one key to several waves of tiles: the same results as NumPy's
+    stable sort, whichever passes the device skipped and wherever the passes that ran left the
+    keys."""
+    for kind, varying in SKIPPED_PASSES.items():
+        for n in (1, 2, 6145, 1_000_003):
+            rng = rng_for("skip", kind, n, np.dtype(dtype).name, descending)
+            x = ref.keys_differing_in(varying, n, dtype, rng)
+            what = f"{kind} keys, n={n}"
+            d = gl.to_device(x)
+            try:
+                ref.assert_sorted_equal(
+                    gl.sort(d, variant="onesweep", descending=descending).get(), x, descending)
+                ref.assert_argsort_equal(
+                    gl.argsort(d, variant="onesweep", descending=descending).get(), x, descending)
+                for value_dtype in (np.float32, np.int64):
+                    values = np.arange(n).astype(value_dtype)[::-1].copy()
+                    got = gl.sort_pairs(d, gl.to_device(values), variant="onesweep",
+                                        descending=descending)
+                    ref.assert_pairs_equal(tuple(g.get() for g in got), x, values, descending)
+            except AssertionError as e:
+                raise AssertionError(f"{what}: {e}") from None
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("v", variant_params("sort", backend="cuda"))
 def test_sort_on_a_user_stream(v):
@@ -191,9 +228,10 @@ def test_radix_and_bitonic_emulated_on_the_cpu():
     checked, every buffer poisoned and guarded): every key dtype, 4 and 8 bits, the network, the
     merge sort, onesweep and the quicksort, keys, argsort and 4- and 8-byte values, both
     directions, up to 3 radix blocks of 17 rounds, networks with global steps, merge passes over
-    odd numbers of runs, onesweep tiles whose look-back meets unpublished predecessors,
-    quicksorts of several levels on sorted, reversed, all-equal and few-distinct keys and with a
-    level limit of 1 and 2 (its merge-sort fallback), bit for bit against a stable sort."""
+    odd numbers of runs, onesweep tiles whose look-back meets unpublished predecessors, onesweep
+    on keys that differ in some bytes only (its skipped passes, routes and copy), quicksorts of
+    several levels on sorted, reversed, all-equal and few-distinct keys and with a level limit of
+    1 and 2 (its merge-sort fallback), bit for bit against a stable sort."""
     done = emulate()
     assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
 
@@ -215,9 +253,16 @@ def test_radix_and_bitonic_emulated_on_the_cpu():
      "        }\n      }\n    }\n"),
     ("quicksort", "    if (other < ordered || (inclusive && other == ordered))",
      "    if (other < ordered)"),
+    ("onesweep", "if (__syncthreads_or(count[p] == n))",
+     "if (__syncthreads_or(count[p] == n - 1))"),
+    ("onesweep", "--later % 2 == 0 ? route_to_output", "--later % 2 != 0 ? route_to_output"),
+    ("onesweep", "auto exists = [&](int j) { return at(j) < n; };",
+     "auto exists = [&](int j) { return at(j) <= n; };"),
 ], ids=("radix-scatter-round-one-past", "radix-scan-writes-one-past",
         "bitonic-shared-step-without-barrier", "merge-pass-ties-from-the-right",
-        "quicksort-leaf-step-without-barrier", "quicksort-merge-ties-unstable"))
+        "quicksort-leaf-step-without-barrier", "quicksort-merge-ties-unstable",
+        "onesweep-skip-test-off-by-one", "onesweep-routes-end-on-the-spares",
+        "onesweep-copy-one-past"))
 def test_the_emulation_catches_a_planted_bug(tmp_path, source, find, replace):
     """The same run of one variant on a copy of its source with one bug planted must fail."""
     with open(os.path.join(SORT_SOURCES, f"{source}.cu")) as f:

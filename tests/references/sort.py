@@ -45,6 +45,22 @@ def assert_pairs_equal(got, keys, values, descending=False):
     assert got_values.tobytes() == values[o].tobytes(), "values not moved with their keys"
 
 
+def keys_differing_in(varying, n, dtype, rng):
+    """n keys of dtype whose bits are one fixed pattern but in the bytes `varying` (0: the lowest,
+    -1: the highest), each of which takes one of 5 values (ties, so stability shows): a radix
+    pass over any other byte finds every key with the same digit. The fixed pattern and the
+    values keep floats positive and finite, so that their order bits differ in those bytes alone
+    too."""
+    dtype = np.dtype(dtype)
+    bits = np.dtype(f"u{dtype.itemsize}").type
+    x = np.full(n, 0x3FF1B2C3D4E5F607 if dtype.itemsize == 8 else 0x3F8A5C19, bits)
+    for b in varying:
+        shift = bits(8 * (b % dtype.itemsize))
+        byte = rng.integers(0, 5, n).astype(bits) * bits(0x13) + bits(0x10)
+        x = (x & ~(bits(0xFF) << shift)) | (byte << shift)
+    return x.view(dtype)
+
+
 CHECKS = {
     "sort": lambda got, x: assert_sorted_equal(got, x),
     "argsort": lambda got, x: assert_argsort_equal(got, x),

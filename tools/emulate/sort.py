@@ -5,8 +5,11 @@ passes, stages and buffers included, through the host emulation in sort_host.cpp
 dtype, both digit widths, keys alone, argsort, 4- and 8-byte values, ascending and descending, at
 sizes that leave a last radix block ending mid-round, a network with global steps, merge passes
 over odd numbers of runs and onesweep tiles over two waves of blocks that run at once (the
-look-back meets predecessors with nothing or only an aggregate published): a check of their
-indexing, guards, scan, look-back and stability, for machines without a GPU. The quicksort runs
+look-back meets predecessors with nothing or only an aggregate published), and onesweep on keys
+that differ in some bytes only (the passes of the others skipped on the device: all skipped and
+the inputs copied, one pass from the inputs to the outputs, an even and an odd number of passes;
+with at most one pass to run its spare buffers must stay unwritten): a check of their indexing,
+guards, scan, look-back, routes and stability, for machines without a GPU. The quicksort runs
 on random, sorted, reversed, all-equal and few-distinct keys with the float specials, at sizes of
 one, two, a leaf +-1 and several levels, and once with a level limit of 1 and 2 so that its
 merge-sort fallback runs too. Needs g++ (C++20) and the CUDA headers; exits non-zero when a

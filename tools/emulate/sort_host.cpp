@@ -13,7 +13,8 @@
 // is compared with a stable sort by the order bits of cuda/sort/sort.h, bit for bit. Speed and
 // the memory model are not emulated: this checks the indexing, the guards and the stability, for
 // every key dtype, both digit widths, the network and the merge sort, keys alone, argsort and
-// pairs, ascending and descending.
+// pairs, ascending and descending; and onesweep's skipped passes (keys that differ in some bytes
+// only), whose spare buffers must stay as poisoned when at most one pass runs.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -103,6 +104,19 @@ T &emu_shared() {
 }
 
 void __syncthreads() { emu_block_barriers[emu_slot].wait(blockDim.x); }
+
+// A barrier that returns whether any thread's predicate held: votes cast after a first barrier
+// (thread 0 has cleared the last call's), read after a second, cleared after a third.
+int __syncthreads_or(int predicate) {
+  static int votes[kSlots];
+  __syncthreads();
+  if (predicate) votes[emu_slot] = 1;
+  __syncthreads();
+  const int any = votes[emu_slot];
+  __syncthreads();
+  if (threadIdx.x == 0) votes[emu_slot] = 0;
+  return any;
+}
 
 void emu_check_mask(unsigned mask, const char *what) {
   if (mask != 0xffffffffu && emu_errors++ < 5) fprintf(stderr, "%s with mask %08x\n", what, mask);
@@ -351,15 +365,59 @@ std::vector<Bits> make_keys(size_t n, int dtype, bool few, std::mt19937_64 &rng)
 }
 
 #ifndef EMU_SORT_RUNTIME_ONLY  // quicksort_cdp_host.cpp has its own checks and main
-// The shapes of the quicksort's inputs beyond make_keys' random ones (few or not).
-enum Shape { kRandom, kSorted, kReversed, kAllEqual, kShapes };
+// The shapes of the quicksort's inputs beyond make_keys' random ones (few or not); kBytes (for
+// onesweep's skipped passes): keys whose order bits differ only in the bytes of a mask.
+enum Shape { kRandom, kSorted, kReversed, kAllEqual, kShapes, kBytes };
+
+// A key whose order bits (ascending) are `ordered`: order_of's inverse, but for the keys it
+// folds (-0.0, NaN).
+template <typename Bits>
+Bits key_with_order(Bits ordered, int dtype) {
+  const Bits sign = Bits(1) << (8 * sizeof(Bits) - 1);
+  if (dtype == GLC_U32) return ordered;
+  if (dtype == GLC_F32 || dtype == GLC_F64) return (ordered & sign) ? ordered ^ sign : ~ordered;
+  return ordered ^ sign;
+}
+
+// n keys whose order bits are one random value's but in the bytes of `varying` (bit b: byte b),
+// which take one of 5 values each: ties, so stability shows.
+template <typename Bits>
+std::vector<Bits> keys_varying_in(size_t n, int dtype, unsigned varying, std::mt19937_64 &rng) {
+  const Bits base = Bits(rng());
+  std::vector<Bits> keys(n);
+  for (auto &k : keys) {
+    Bits ordered = base;
+    for (unsigned b = 0; b < sizeof(Bits); ++b)
+      if ((varying >> b) & 1u)
+        ordered = (ordered & ~(Bits(0xff) << (8 * b))) | (Bits(rng() % 5 * 61) << (8 * b));
+    k = key_with_order(ordered, dtype);
+  }
+  return keys;
+}
+
+// Onesweep's passes that run for these keys: those of the bytes in which their order bits differ.
+template <typename Bits>
+int passes_that_run(const std::vector<Bits> &keys, int dtype, bool descending) {
+  int passes = 0;
+  for (unsigned b = 0; b < sizeof(Bits); ++b)
+    passes += std::any_of(keys.begin(), keys.end(), [&](Bits k) {
+      return ((order_of(k, dtype, descending) ^ order_of(keys[0], dtype, descending)) >> (8 * b)) &
+             0xff;
+    });
+  return passes;
+}
+
+bool untouched(const EmuBuffer &b) {
+  return std::all_of(b.bytes.begin(), b.bytes.end(), [](unsigned char c) { return c == kPoison; });
+}
 
 // One sort through the variant (GLC_SORT_*; bits: lsd_radix's digit width, or the quicksort's
 // level limit) against std::stable_sort by the order bits.
 template <typename Bits>
 bool check(int variant, int dtype, int bits, size_t n, int values_kind, bool descending, bool few,
-           std::mt19937_64 &rng, Shape shape = kRandom) {
-  std::vector<Bits> keys_host = make_keys<Bits>(n, dtype, few, rng);
+           std::mt19937_64 &rng, Shape shape = kRandom, unsigned varying = 0) {
+  std::vector<Bits> keys_host = shape == kBytes ? keys_varying_in<Bits>(n, dtype, varying, rng)
+                                                : make_keys<Bits>(n, dtype, few, rng);
   if (shape == kSorted || shape == kReversed)
     std::stable_sort(keys_host.begin(), keys_host.end(), [&](Bits a, Bits b) {
       return order_of(a, dtype, shape == kReversed) < order_of(b, dtype, shape == kReversed);
@@ -383,6 +441,7 @@ bool check(int variant, int dtype, int bits, size_t n, int values_kind, bool des
   const glc_sort_call call = {dtype,      descending,     n,
                               keys.ptr,   keys_out.ptr,   value_bytes,
                               values.ptr, values_out.ptr, nullptr};
+  const size_t callers_buffers = emu_buffers.size();
   if (variant == GLC_SORT_QUICKSORT)
     quicksort_with_levels(call, bits);
   else if (variant == GLC_SORT_BITONIC)
@@ -423,6 +482,20 @@ bool check(int variant, int dtype, int bits, size_t n, int values_kind, bool des
           variant, dtype, bits, n, values_kind, descending);
       ok = false;
     }
+  // Onesweep's buffers after its scratch: the spare keys, argsort's keys, the spare values. With
+  // at most one pass to run, that pass writes the outputs and the spares stay as poisoned: the
+  // passes that would move nothing were skipped.
+  if (variant == GLC_SORT_ONESWEEP && passes_that_run(keys_host, dtype, descending) <= 1) {
+    const EmuBuffer &key_spare = *emu_buffers.at(callers_buffers + 1);
+    const EmuBuffer &value_spare = *emu_buffers.back();
+    if (!untouched(key_spare) || (value_bytes && !untouched(value_spare))) {
+      printf(
+          "FAIL onesweep dtype %d n %zu values %d descending %d: %d pass(es) to run, yet the "
+          "spare buffers were written\n",
+          dtype, n, values_kind, descending, passes_that_run(keys_host, dtype, descending));
+      ok = false;
+    }
+  }
   return ok;
 }
 
@@ -473,6 +546,30 @@ int main(int argc, char **argv) {
             ++sorts;
           }
       }
+  // Onesweep's skipped passes: keys whose order bits differ in some bytes only (none: all equal;
+  // the lowest: the upper passes skipped; the top: the lower ones; a middle one; two or three,
+  // so that an even and an odd number of passes run, the first of them reading the inputs), for
+  // keys, argsort and 4- and 8-byte values, both ways, each dtype, at one key, one tile +1 and
+  // 27000 keys (4 to 12 tiles, two waves or more).
+  const std::vector<unsigned> narrow_masks = {0x0, 0x1, 0x8, 0x4, 0x9, 0x7};
+  const std::vector<unsigned> wide_masks = {0x00, 0x01, 0x80, 0x10, 0x0f, 0x85, 0x22};
+  const size_t skip_sizes[] = {1, 2305, 6145, 27000};
+  long skip_turn = 0;
+  for (const auto &d : dtypes)
+    for (unsigned varying : d.wide ? wide_masks : narrow_masks)
+      for (int values_kind : {0, 4, -1, 8})
+        for (bool descending : {false, true}) {
+          if (only != "all" && only != "onesweep") continue;
+          const size_t n = skip_sizes[(skip_turn + skip_turn / 8) % 4];  // each op, each size
+          ++skip_turn;
+          const bool ok =
+              d.wide ? check<unsigned long long>(GLC_SORT_ONESWEEP, d.dtype, 0, n, values_kind,
+                                                 descending, false, rng, kBytes, varying)
+                     : check<unsigned>(GLC_SORT_ONESWEEP, d.dtype, 0, n, values_kind, descending,
+                                       false, rng, kBytes, varying);
+          failures += !ok;
+          ++sorts;
+        }
   // The quicksort: one and two keys, a leaf +-1, 4 tiles less 1 (a segment ending mid-tile),
   // and several levels; every shape, ties and float specials; then level limits of 1 and 2,
   // which leave segments to the merge-sort fallback (one or several merge passes).

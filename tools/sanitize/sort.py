@@ -5,16 +5,18 @@ pairs: the first size with a global step; quicksort_cdp's shared-memory sort too
 and one past merge_path's tile (2048 keys: the first size with a merge pass; 5000 merges 3 runs,
 100_003 49), on onesweep's tile of 4-byte keys with 8-byte values (3840 keys), plus tiny and odd
 ones; lsd_radix at both digit widths; the quicksort also on random, sorted and reversed keys of
-many values (several levels). On device inputs at every size and on NumPy inputs at a few (the
-binding's own buffers and copies). Every result must equal NumPy's stable sort bit for bit
-(tests/references/sort.py). quicksort_cdp launches kernels from the device, which memcheck alone
-follows: under the other three tools it is skipped, and the driver says so. Under racecheck the
-sizes stop at 5000 keys (RACECHECK_SIZES), onesweep's at two whole tiles and a part. See
-_common.py.
+many values (several levels); onesweep also on keys that differ in some bytes only, so that its
+skipped passes, its routes between the buffers and its copy of the inputs run. On device inputs
+at every size and on NumPy inputs at a few (the binding's own buffers and copies). Every result
+must equal NumPy's stable sort bit for bit (tests/references/sort.py). quicksort_cdp launches
+kernels from the device, which memcheck alone follows: under the other three tools it is skipped,
+and the driver says so. Under racecheck the sizes stop at 5000 keys (RACECHECK_SIZES), onesweep's
+at two whole tiles and a part (its skipped passes' at 3840). See _common.py.
 
     python3 tools/sanitize/sort.py [--inputs both|device] [--only op:id,...]
 """
 
+import itertools
 import sys
 
 import numpy as np
@@ -34,6 +36,10 @@ RACECHECK_SIZES = tuple(n for n in SIZES if n <= 5000)
 # (no index tests): under racecheck it also sorts two whole tiles of keys alone and a part.
 ONESWEEP_RACECHECK_SIZES = RACECHECK_SIZES + (12_289,)
 QUICKSORT_SIZES = (40_000, 300_001)
+# Onesweep on keys whose bits differ in these bytes alone: every pass skipped (the copy), one pass
+# from the inputs to the outputs, and two passes (the first from the inputs to the spares).
+ONESWEEP_SKIPS = {"all equal": (), "low byte": (0,), "top byte": (-1,), "low and top": (0, -1)}
+ONESWEEP_SKIP_SIZES = (3840, 100_003)
 NUMPY_SIZES = (1, 2049, 100_003)
 DTYPES = (np.int32, np.uint32, np.int64, np.float32, np.float64)
 
@@ -75,23 +81,28 @@ def digit_widths(v):
     return v.tunables.get("bits", {}).get("values", [None])
 
 
+def op_cases(op, x):
+    """(what, fn, check, host arrays, descending) for op on the keys x: sort both ways; argsort
+    and sort_pairs (4- and 8-byte values), ascending."""
+    name = x.dtype.name
+    if op == "sort":
+        for d in (False, True):
+            yield name, gl.sort, lambda got, d=d: ref.assert_sorted_equal(got, x, d), (x,), d
+    elif op == "argsort":
+        yield name, gl.argsort, lambda got: ref.assert_argsort_equal(got, x), (x,), False
+    else:
+        for values in (np.arange(x.size, dtype=np.float32), np.arange(x.size, dtype=np.int64)):
+            yield (f"{name} {values.dtype.name} values", gl.sort_pairs,
+                   lambda got, w=values: ref.assert_pairs_equal(got, x, w), (x, values), False)
+
+
 def cases(op, rng, n):
-    """(what, fn, check, host arrays, descending) for op at n keys: sort at every dtype both ways;
-    argsort and sort_pairs (the index and value paths) at both key widths, ascending."""
+    """op_cases for op at n keys: sort at every dtype; argsort and sort_pairs (the index and value
+    paths) at both key widths."""
     for dtype in DTYPES:
         x = keys_of(rng, n, dtype)
-        name = np.dtype(dtype).name
-        if op == "sort":
-            for d in (False, True):
-                yield name, gl.sort, lambda got, x=x, d=d: ref.assert_sorted_equal(got, x, d), (x,), d
-        elif dtype in (np.int32, np.float64):
-            if op == "argsort":
-                yield name, gl.argsort, lambda got, x=x: ref.assert_argsort_equal(got, x), (x,), False
-                continue
-            for values in (np.arange(n, dtype=np.float32), np.arange(n, dtype=np.int64)):
-                yield (f"{name} {values.dtype.name} values", gl.sort_pairs,
-                       lambda got, x=x, w=values: ref.assert_pairs_equal(got, x, w), (x, values),
-                       False)
+        if op == "sort" or dtype in (np.int32, np.float64):
+            yield from op_cases(op, x)
 
 
 def sizes_for(v):
@@ -132,6 +143,18 @@ def main():
                 calls += checked(args, f"argsort quicksort {what}", n, gl.argsort,
                                  lambda got, k=keys: ref.assert_argsort_equal(got, k, True),
                                  (keys,), variant=v.id, descending=True)
+    # Onesweep's skipped passes: keys that differ in some bytes only, 4- and 8-byte keys.
+    for op in ("sort", "argsort", "sort_pairs"):
+        for v in gl.variants(op):
+            if v.name != "onesweep" or not wanted(args, f"{op}:{v.id}"):
+                continue
+            for n in ONESWEEP_SKIP_SIZES[:1] if TOOL == "racecheck" else ONESWEEP_SKIP_SIZES:
+                for (kind, varying), dtype in itertools.product(ONESWEEP_SKIPS.items(),
+                                                                (np.int32, np.float64)):
+                    x = ref.keys_differing_in(varying, n, dtype, rng)
+                    for what, fn, check, arrays, descending in op_cases(op, x):
+                        calls += checked(args, f"{op} onesweep {kind} {what}", n, fn, check,
+                                         arrays, variant=v.id, descending=descending)
     done("sanitize/sort", calls)
 
 

@@ -55,10 +55,13 @@ static const gl_variant sort_variants[] = {
                 "(per-warp digit counters, peers found by a ballot a digit bit), find each "
                 "digit's place after the earlier tiles by a decoupled look-back (a thread a "
                 "digit), sort the tile by digit in shared memory and write it out coalesced. "
-                "4 + 8 B a 4-byte key a pass: 36 B for int32. The default: 3.1x lsd_radix at "
-                "2^28 int32 on an H100, 1.19x cupy.sort, 2.45x torch.sort.",
+                "A pass where every key has the same digit is skipped on the device, with no "
+                "host sync: the counts route the passes that run between the spare buffers and "
+                "the outputs, and a copy moves the inputs when none runs. 4 + 8 B a 4-byte key a "
+                "pass: 36 B for int32. The default: 3.1x lsd_radix at 2^28 int32 on an H100, "
+                "1.19x cupy.sort, 2.45x torch.sort.",
      .seed = "Adinets & Merrill 2022 (Onesweep)",
-     .kernels = "onesweep_histogram onesweep_offsets onesweep_pass",
+     .kernels = "onesweep_histogram onesweep_offsets onesweep_pass onesweep_copy",
      .dtypes = SORT_DTYPES,
      .flags = GL_BEST | GL_DETERMINISTIC},
     {.id = GLC_SORT_QUICKSORT,

@@ -1,5 +1,5 @@
 // Internal to cuda/ (every lab may include it): what the kernel files share around a launch: the
-// dtype dispatch, the size of a full wave of resident blocks, the launch itself and its check.
+// size of a full wave of resident blocks, the launch itself and its check.
 #ifndef GPULAB_LAUNCH_CUH
 #define GPULAB_LAUNCH_CUH
 
@@ -15,20 +15,6 @@
 
 #include "errors.cuh"
 #include "gpulab_core.h"
-
-// Calls body(T{}) where T is the C++ type of a floating-point dtype; other dtypes are refused
-// with cudaErrorInvalidValue and `caller` as the failed call. body returns an error code.
-template <typename Body>
-int glc_dispatch_floating(int dtype, const char *caller, Body &&body) {
-  switch (dtype) {
-    case GLC_F32:
-      return body(float{});
-    case GLC_F64:
-      return body(double{});
-    default:
-      return glc_fail(cudaErrorInvalidValue, caller);
-  }
-}
 
 // Devices beyond this still work, only without a cache.
 constexpr int glc_cached_devices = 64;

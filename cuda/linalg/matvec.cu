@@ -3,6 +3,7 @@
 // reads each element of A once and does two flops with it: every rung is bound by memory, and
 // the ladder is about reading A at the full bandwidth (docs/labs/linalg.md).
 #include "cublas.cuh"
+#include "cuda/core/dtype_dispatch.cuh"
 #include "cuda/core/launch.cuh"
 #include "cuda/core/vec16.cuh"
 #include "linalg.h"

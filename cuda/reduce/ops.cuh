@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "cuda/core/dtype_dispatch.cuh"
 #include "cuda/core/errors.cuh"
 #include "reduce.h"
 
@@ -127,32 +128,16 @@ __device__ inline T glc_block_reduce(T v) {
   return v;
 }
 
-// Calls body(In{}, Op{}) for the C++ input type and operator of (op, dtype). The lab reduces
-// float32, float64 and int32 with sum, min and max.
+// The lab reduces float32, float64 and int32 with sum, min and max.
+using glc_reduce_dtypes = glc_dtypes<GLC_F32, GLC_F64, GLC_I32>;
+using glc_reduce_ops =
+    glc_ops<glc_op_case<GLC_REDUCE_SUM, glc_sum_op>, glc_op_case<GLC_REDUCE_MIN, glc_min_op>,
+            glc_op_case<GLC_REDUCE_MAX, glc_max_op>>;
+
+// Calls body(In{}, Op{}) for the C++ input type and operator of (op, dtype).
 template <typename Body>
 int glc_dispatch_reduce(int op, int dtype, const char *caller, Body &&body) {
-  auto with_op = [&](auto in) -> int {
-    switch (op) {
-      case GLC_REDUCE_SUM:
-        return body(in, glc_sum_op{});
-      case GLC_REDUCE_MIN:
-        return body(in, glc_min_op{});
-      case GLC_REDUCE_MAX:
-        return body(in, glc_max_op{});
-      default:
-        return glc_fail(cudaErrorInvalidValue, caller);
-    }
-  };
-  switch (dtype) {
-    case GLC_F32:
-      return with_op(float{});
-    case GLC_F64:
-      return with_op(double{});
-    case GLC_I32:
-      return with_op(int{});
-    default:
-      return glc_fail(cudaErrorInvalidValue, caller);
-  }
+  return glc_dispatch_dtype_op(glc_reduce_dtypes{}, glc_reduce_ops{}, op, dtype, caller, body);
 }
 
 // Device memory that one reduction needs for its partial results, taken from the stream-ordered

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/core/dtype_dispatch.cuh"
 #include "cuda/core/launch.cuh"
 #include "cuda/core/vec16.cuh"
 #include "ops.cuh"

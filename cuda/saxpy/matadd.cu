@@ -6,6 +6,7 @@
 
 #include "cuda/core/errors.cuh"
 #include "saxpy.h"
+#include "cuda/core/dtype_dispatch.cuh"
 #include "cuda/core/launch.cuh"
 
 namespace {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "cuda/core/dtype_dispatch.cuh"
 #include "cuda/core/errors.cuh"
 #include "scan.h"
 
@@ -96,50 +97,22 @@ struct glc_scan_acc<int, glc_scan_sum> {
   using type = long long;
 };
 
+// The lab scans float32, float64, int32 and int64 with sum, max and min, and compacts them.
+using glc_scan_dtypes = glc_dtypes<GLC_F32, GLC_F64, GLC_I32, GLC_I64>;
+using glc_scan_ops =
+    glc_ops<glc_op_case<GLC_SCAN_SUM, glc_scan_sum>, glc_op_case<GLC_SCAN_MAX, glc_scan_max>,
+            glc_op_case<GLC_SCAN_MIN, glc_scan_min>>;
+
 // Calls body(In{}, Op{}) for (op, dtype); other codes are refused with cudaErrorInvalidValue.
 template <typename Body>
 int glc_dispatch_scan(int op, int dtype, const char *caller, Body &&body) {
-  auto by_op = [&](auto in) {
-    switch (op) {
-      case GLC_SCAN_SUM:
-        return body(in, glc_scan_sum{});
-      case GLC_SCAN_MAX:
-        return body(in, glc_scan_max{});
-      case GLC_SCAN_MIN:
-        return body(in, glc_scan_min{});
-      default:
-        return glc_fail(cudaErrorInvalidValue, caller);
-    }
-  };
-  switch (dtype) {
-    case GLC_F32:
-      return by_op(float{});
-    case GLC_F64:
-      return by_op(double{});
-    case GLC_I32:
-      return by_op(int{});
-    case GLC_I64:
-      return by_op(0ll);
-    default:
-      return glc_fail(cudaErrorInvalidValue, caller);
-  }
+  return glc_dispatch_dtype_op(glc_scan_dtypes{}, glc_scan_ops{}, op, dtype, caller, body);
 }
 
 // Calls body(T{}) for the element type of dtype (compaction moves elements, whatever they are).
 template <typename Body>
 int glc_dispatch_element(int dtype, const char *caller, Body &&body) {
-  switch (dtype) {
-    case GLC_F32:
-      return body(float{});
-    case GLC_F64:
-      return body(double{});
-    case GLC_I32:
-      return body(int{});
-    case GLC_I64:
-      return body(0ll);
-    default:
-      return glc_fail(cudaErrorInvalidValue, caller);
-  }
+  return glc_dispatch_dtype(glc_scan_dtypes{}, dtype, caller, body);
 }
 
 // Blelloch's work-efficient scan (S3 5.3) of one chunk of 2 x blockDim.x elements [begin, end)

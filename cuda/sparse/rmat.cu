@@ -9,6 +9,7 @@
 
 #include <climits>
 
+#include "cuda/core/dtype_dispatch.cuh"
 #include "cuda/core/launch.cuh"
 #include "cuda/core/resources.cuh"
 #include "sparse.h"

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "cuda/core/interrupt.h"
+#include "cuda/core/dtype_dispatch.cuh"
 #include "cuda/core/launch.cuh"
 #include "cuda/stencil/jacobi.cuh"
 #include "cuda/stencil/stencil.h"

@@ -9,6 +9,7 @@
 // Where the rows are a multiple of 16 bytes and the grids 16-byte aligned (4096² and 512³ are),
 // the _wide kernels do the same with a vector of columns per thread.
 // Byte model (docs/labs/stencil.md): u read, f read, u_new written, 3 x itemsize per cell.
+#include "cuda/core/dtype_dispatch.cuh"
 #include "cuda/core/launch.cuh"
 #include "cuda/stencil/jacobi.cuh"
 #include "cuda/stencil/stencil.h"

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cuda/core/dtype_dispatch.cuh"
 #include "cuda/core/launch.cuh"
 #include "cuda/stencil/grid.cuh"
 

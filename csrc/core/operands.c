@@ -78,12 +78,13 @@ static int check_alike(const gl_operands_op *op, int i, const gl_operands_call *
 
 /* Input i's dtype (the first one's from the op's and variant's dtypes, an input with dtypes of
  * its own one of those, a boolean one bool, the others the first's) and shape, recorded in
- * call. (Alignment: gl_check_device_array refuses a device array that starts inside an element,
- * check_host_inputs such a NumPy array.) */
+ * call, after the op's own checks. (Alignment: gl_check_device_array refuses a device array
+ * that starts inside an element, check_host_inputs such a NumPy array.) */
 static inline int check_input(const gl_operands_op *op, int i, int ndim, const Py_ssize_t *shape,
                               PyArray_Descr *dtype, const void *ptr, gl_operands_call *call) {
   const gl_operand *spec = &op->in[i];
   const char *name = spec->name;
+  if (op->check && op->check(call, i, name, ndim, shape, dtype) < 0) return -1;
   if (i > 0 && spec->boolean) {
     if (dtype->type_num != NPY_BOOL) {
       PyErr_Format(PyExc_TypeError, "%s must be a bool array, got dtype %S", name,
@@ -271,9 +272,10 @@ done:
   return ok ? 0 : -1;
 }
 
-/* A given out against output 0: its dtype, then its shape. */
+/* A given out against output 0, after the op's own check of it: its dtype, then its shape. */
 static int check_out(const gl_operands_op *op, const gl_operands_call *call, int ndim,
                      const Py_ssize_t *shape, PyArray_Descr *dtype) {
+  if (op->check && op->check(call, -1, "out", ndim, shape, dtype) < 0) return -1;
   if (dtype->type_num != call->out_type[0] || !PyArray_ISNBO(dtype->byteorder)) {
     /* not the output's dtype to the letter: equivalent to it (int64 as longlong), or refused */
     PyArray_Descr *want = PyArray_DescrFromType(call->out_type[0]);
@@ -332,6 +334,19 @@ static int empty_on_device(const gl_operands_op *op, gl_operands_call *call,
   return code ? (gl_raise_cuda(code), -1) : 0;
 }
 
+/* run_cuda on device arrays, with the GIL unless release_gil. 0, or -1 raised. */
+static int run_cuda_on_device(const gl_operands_op *op, const gl_operands_call *call) {
+  int code;
+  if (op->release_gil) {
+    Py_BEGIN_ALLOW_THREADS
+    code = op->run_cuda(call);
+    Py_END_ALLOW_THREADS
+  } else {
+    code = op->run_cuda(call);
+  }
+  return code ? (gl_raise_cuda(code), -1) : 0;
+}
+
 static PyObject *run_on_device(const gl_operands_op *op, PyObject *const *inputs, PyObject *out_obj,
                                PyObject *stream_obj, gl_operands_call *call) {
   PyObject *keep = NULL;
@@ -357,10 +372,8 @@ static PyObject *run_on_device(const gl_operands_op *op, PyObject *const *inputs
     }
     if (ok && empty_scalar(op, call))
       ok = empty_on_device(op, call, out[0]) == 0;
-    else if (ok && !nothing_to_run(op, call)) {
-      int code = op->run_cuda(call);
-      if (code) ok = gl_raise_cuda(code) != NULL;
-    }
+    else if (ok && !nothing_to_run(op, call))
+      ok = run_cuda_on_device(op, call) == 0;
   }
   if (ok) {
     for (int i = 0; i < op->n_in; i++) gl_devarray_use(in[i], call->stream, keep);
@@ -484,7 +497,7 @@ done:
 
 static int run_cpu(const gl_operands_op *op, gl_operands_call *call, Py_ssize_t elements) {
   int rc;
-  if (elements >= GL_OPERANDS_RELEASE_GIL_MIN) {
+  if (op->release_gil || elements >= GL_OPERANDS_RELEASE_GIL_MIN) {
     Py_BEGIN_ALLOW_THREADS
     rc = op->run_cpu(call);
     Py_END_ALLOW_THREADS
@@ -493,6 +506,9 @@ static int run_cpu(const gl_operands_op *op, gl_operands_call *call, Py_ssize_t 
   }
   if (rc == GLC_INTERRUPTED)
     gl_raise_interrupted();
+  else if (rc == GL_CPU_NO_MEMORY)
+    PyErr_Format(PyExc_MemoryError, "%s: CPU variant %d could not allocate scratch", op->ladder->op,
+                 call->variant->id);
   else if (rc)
     PyErr_Format(PyExc_RuntimeError, "%s: CPU variant %d failed", op->ladder->op,
                  call->variant->id);

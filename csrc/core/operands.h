@@ -75,7 +75,7 @@ typedef struct {
    * the arguments) for shapes that do not fit together. 0, or -1 raised. */
   int (*outputs)(gl_operands_call *call);
   /* Run for every call, empty ones too (but skip_empty's, and scalar's with empty). run_cuda
-   * returns 0 or a CUDA error code; run_cpu 0 or -1. */
+   * returns 0 or a CUDA error code; run_cpu 0, -1 (RuntimeError) or GL_CPU_NO_MEMORY. */
   int (*run_cuda)(const gl_operands_call *call);
   int (*run_cpu)(const gl_operands_call *call);
   /* Set: on NumPy arrays a CUDA variant asks for the GPU after the inputs' checks and the
@@ -118,7 +118,18 @@ typedef struct {
    * allocation, a handful of CUDA calls (the per-call latency of small elementwise ops and
    * reductions). */
   int small_calls;
+  /* Set: run_cuda and run_cpu run without the GIL whatever the size of the call, on device arrays
+   * too: their time grows faster than their elements (n-body's all pairs and its steps). */
+  int release_gil;
+  /* NULL, or the op's own checks of an array, before the driver's, in the op's own words: input i
+   * (as given: ndim, shape, dtype), or with i -1 a given out. 0, or -1 raised. */
+  int (*check)(const gl_operands_call *call, int i, const char *name, int ndim,
+               const Py_ssize_t *shape, PyArray_Descr *dtype);
 } gl_operands_op;
+
+/* What a run_cpu returns besides 0, -1 and GLC_INTERRUPTED: its scratch memory could not be
+ * allocated (MemoryError). */
+#define GL_CPU_NO_MEMORY (-3)
 
 /* The tunable most ops have: the Python `block` argument and the value it resolves to. */
 typedef struct {

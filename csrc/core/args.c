@@ -34,6 +34,13 @@ const char *gl_dtype_name(int code) {
   return code >= 0 && code < GL_DTYPE_COUNT ? dtype_names[code] : "unknown";
 }
 
+int gl_dtype_typenum(int code) {
+  static const int typenums[GL_DTYPE_COUNT] = {NPY_FLOAT32, NPY_FLOAT64, NPY_INT32,
+                                               NPY_INT64,   NPY_UINT8,   NPY_INT8,
+                                               NPY_UINT16,  NPY_INT16,   NPY_UINT32};
+  return code >= 0 && code < GL_DTYPE_COUNT ? typenums[code] : NPY_NOTYPE;
+}
+
 int gl_check_dtype_in(PyArray_Descr *dtype, unsigned mask, const char *argname) {
   int code = gl_dtype_code(dtype);
   if (code >= 0 && (mask & GL_DT(code))) return 0;

@@ -9,9 +9,11 @@
 #define GL_DT(code) (1u << (code))
 #define GL_FLOATS (GL_DT(GLC_F32) | GL_DT(GLC_F64))
 
-/* enum glc_dtype of a NumPy dtype, or -1; and the name of a code ("float32", ...). */
+/* enum glc_dtype of a NumPy dtype, or -1; the name of a code ("float32", ...) and its NumPy type
+ * number. */
 int gl_dtype_code(PyArray_Descr *dtype);
 const char *gl_dtype_name(int code);
+int gl_dtype_typenum(int code);
 #define GL_DTYPE_COUNT 9
 /* Checks a NumPy array argument; messages name the argument. ndim -1: any. Returns 0 or -1 with
  * an error. */

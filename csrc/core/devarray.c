@@ -101,7 +101,9 @@ int gl_check_device_array(gl_DeviceArrayObject *a, const char *argname, int ndim
   /* Every kernel addresses whole elements; a view that starts inside one (a foreign array's
    * interface may say so) would fault, and that fault would end CUDA for the process. */
   const Py_ssize_t itemsize = PyDataType_ELSIZE(a->dtype);
-  if (a->size && itemsize > 1 && (uintptr_t)a->ptr % (uintptr_t)itemsize) {
+  const uintptr_t ptr = (uintptr_t)a->ptr, size = (uintptr_t)itemsize;
+  /* every dtype the ops take is a power of two: a mask, where a division would cost every call */
+  if (a->size && itemsize > 1 && (size & (size - 1) ? ptr % size : ptr & (size - 1))) {
     PyErr_Format(PyExc_ValueError, "%s starts at %p, which is not aligned to its %zd-byte elements",
                  argname, a->ptr, itemsize);
     return -1;

@@ -1,15 +1,15 @@
-/* Operand placement for ops of several arrays in and out, written once (it used to be
- * written per lab). The four ways every op of gpulab runs (README.md): a CPU variant on NumPy
- * arrays (run on the host, the GIL released for large calls); a CUDA variant on NumPy arrays
- * (copied to the device, run, the outputs copied back and waited for); a CUDA variant on device
- * arrays (asynchronous on the stream, DeviceArrays out); and the refused one, a CPU variant on
- * device arrays. Inputs are all NumPy or all device arrays (a mix is refused); a device array
- * last used on another stream is ordered after that use (gl_as_device_array). Every operand is
- * checked -- type, placement, ndim, contiguity, dtype, alignment -- and the outputs' shapes worked
- * out before anything is allocated or launched; messages name the argument (TypeError for a wrong
- * type or dtype, ValueError for a wrong shape). Every op of several arrays is built on it; the
- * elementwise and reduction drivers keep their own (they write into a given `out`, stage small
- * calls through mapped memory and return scalars, which this module does not). */
+/* Operand placement for the ops of arrays, written once: every op of gpulab that takes arrays in
+ * and gives arrays (or a value) out is built on it, the elementwise ops and the reductions too.
+ * The four ways every op runs (README.md): a CPU variant on NumPy arrays (run on the host, the GIL
+ * released for large calls); a CUDA variant on NumPy arrays (copied to the device, run, the
+ * outputs copied back and waited for; small calls of some ops through mapped pinned memory); a
+ * CUDA variant on device arrays (asynchronous on the stream, DeviceArrays out); and the refused
+ * one, a CPU variant on device arrays. Inputs are all NumPy or all device arrays (a mix is
+ * refused); a device array last used on another stream is ordered after that use
+ * (gl_as_device_array). Every operand is checked -- type, placement, ndim, contiguity, dtype,
+ * alignment -- and the outputs' shapes worked out before anything is allocated or launched;
+ * messages name the argument (TypeError for a wrong type or dtype, ValueError for a wrong shape).
+ * An op may also write into a given `out` (gl_operands_run_out) and return one value (scalar). */
 #ifndef GL_OPERANDS_H
 #define GL_OPERANDS_H
 
@@ -38,22 +38,25 @@ typedef struct {
 /* One call, as the op's callbacks see it. */
 typedef struct {
   const gl_variant *variant;
-  int dtype;                     /* the inputs' enum glc_dtype (they share one) */
-  int itemsize;                  /* bytes of one input element */
-  int in_dtype[GL_OPERANDS_MAX]; /* each input's enum glc_dtype (its own, or dtype) */
-  int in_ndim[GL_OPERANDS_MAX];  /* each input's ndim */
-  Py_ssize_t shape[GL_OPERANDS_MAX][GL_MAX_NDIM];
+  int dtype;                           /* the inputs' enum glc_dtype (they share one) */
+  int itemsize;                        /* bytes of one input element */
+  int in_dtype[GL_OPERANDS_MAX];       /* each input's enum glc_dtype (its own, or dtype) */
+  int in_ndim[GL_OPERANDS_MAX];        /* each input's ndim */
   Py_ssize_t in_size[GL_OPERANDS_MAX]; /* each input's elements */
   int mode;                            /* the ladder's mode, for ladders with modes */
   const void *in[GL_OPERANDS_MAX];     /* host or device memory: where the variant runs */
-  /* Set by the op's outputs callback: */
+  /* Set by the op's outputs callback (out by the driver): */
   int out_ndim[GL_OPERANDS_MAX];
-  Py_ssize_t out_shape[GL_OPERANDS_MAX][GL_MAX_NDIM];
   int out_type[GL_OPERANDS_MAX]; /* NumPy type numbers */
   void *out[GL_OPERANDS_MAX];
   long long *count;  /* an op with a counted output: where the run writes its length */
   glc_stream stream; /* CUDA variants only */
   void *params;      /* the op's own, as gl_operands_run got them (configure may fill them) */
+  /* The shapes come last: every field above starts zeroed (an input past n_in is NULL), and the
+   * shapes are written up to their ndim, all that is read (zeroing their 2.5 KiB too would cost
+   * every call). */
+  Py_ssize_t shape[GL_OPERANDS_MAX][GL_MAX_NDIM];     /* each input's */
+  Py_ssize_t out_shape[GL_OPERANDS_MAX][GL_MAX_NDIM]; /* set by the outputs callback */
 } gl_operands_call;
 
 typedef struct {
@@ -61,7 +64,8 @@ typedef struct {
   int n_in;
   gl_operand in[GL_OPERANDS_MAX];
   /* The first input's dtype: one of these that the variant also takes (when it takes none of
-   * them, one of the variant's, which the refusal lists). */
+   * them, one of the variant's, which the refusal lists). With modes, one of these, and then one
+   * the variant supports in the mode (gl_check_mode_support's refusal says which). */
   unsigned dtypes;
   int n_out;
   /* Once the variant is known, before any array is looked at: the tunables, resolved into the
@@ -70,8 +74,8 @@ typedef struct {
   /* From the inputs' shapes and dtype: each output's ndim, shape and type; ValueError (naming
    * the arguments) for shapes that do not fit together. 0, or -1 raised. */
   int (*outputs)(gl_operands_call *call);
-  /* Run for every call, empty ones too. run_cuda returns 0 or a CUDA error code; run_cpu 0 or
-   * -1. */
+  /* Run for every call, empty ones too (but skip_empty's, and scalar's with empty). run_cuda
+   * returns 0 or a CUDA error code; run_cpu 0, -1 (RuntimeError) or GL_CPU_NO_MEMORY. */
   int (*run_cuda)(const gl_operands_call *call);
   int (*run_cpu)(const gl_operands_call *call);
   /* Set: on NumPy arrays a CUDA variant asks for the GPU after the inputs' checks and the
@@ -97,7 +101,35 @@ typedef struct {
    * without it the run writes into one of the capacity and the kept elements are copied into
    * one of their length. 0 or a CUDA error code. */
   int (*count_first)(const gl_operands_call *call);
+  /* Set: the inputs are alike, as the elementwise ops and the reductions take them: each after the
+   * first has its dtype ("y has dtype float64; expected float32 like x") and its shape, or with
+   * flat its length. */
+  int alike;
+  /* Set: output 0 is one value (n_out 1, of at most 16 bytes; outputs gives it ndim 0): on NumPy
+   * arrays the result is a NumPy scalar, the value computed into host memory with no array made;
+   * on device arrays a 0-d DeviceArray. */
+  int scalar;
+  /* With scalar, or NULL: instead of a run when the first input is empty, writes the value of
+   * nothing into call->out[0], host memory that starts zeroed (copied into the 0-d DeviceArray on
+   * device arrays); -1 with an exception set when there is none (the min of nothing). */
+  int (*empty)(const gl_operands_call *call);
+  /* Set: a CUDA variant on NumPy arrays, for an op of one output and inputs of one size, runs
+   * through gl_small_call when they fit it: pinned memory the kernels read and write, no
+   * allocation, a handful of CUDA calls (the per-call latency of small elementwise ops and
+   * reductions). */
+  int small_calls;
+  /* Set: run_cuda and run_cpu run without the GIL whatever the size of the call, on device arrays
+   * too: their time grows faster than their elements (n-body's all pairs and its steps). */
+  int release_gil;
+  /* NULL, or the op's own checks of an array, before the driver's, in the op's own words: input i
+   * (as given: ndim, shape, dtype), or with i -1 a given out. 0, or -1 raised. */
+  int (*check)(const gl_operands_call *call, int i, const char *name, int ndim,
+               const Py_ssize_t *shape, PyArray_Descr *dtype);
 } gl_operands_op;
+
+/* What a run_cpu returns besides 0, -1 and GLC_INTERRUPTED: its scratch memory could not be
+ * allocated (MemoryError). */
+#define GL_CPU_NO_MEMORY (-3)
 
 /* The tunable most ops have: the Python `block` argument and the value it resolves to. */
 typedef struct {
@@ -108,12 +140,20 @@ typedef struct {
 /* A configure callback for ops whose only tunable is `block`: their params begin with a
  * gl_operands_block. */
 int gl_operands_configure_block(gl_operands_call *call);
+/* An outputs callback for elementwise ops: one output of the first input's shape and dtype. */
+int gl_operands_outputs_like_first(gl_operands_call *call);
 
 /* Runs op on inputs (op->n_in objects) with the Python arguments variant and stream (None when
  * omitted); params reach the callbacks. Returns the output (a tuple when op->n_out > 1), or
  * NULL with an exception set. */
 PyObject *gl_operands_run(const gl_operands_op *op, PyObject *const *inputs, PyObject *variant,
                           PyObject *stream, void *params);
+/* gl_operands_run for an op of one output (not scalar) that writes it into out, unless out is
+ * None: out must then be where the inputs are (a NumPy array, or a device array), writeable,
+ * C-contiguous, of the first input's ndim, and of the output's shape and dtype; it is the result
+ * (the very object, or for a foreign device array its DeviceArray view). */
+PyObject *gl_operands_run_out(const gl_operands_op *op, PyObject *const *inputs, PyObject *out,
+                              PyObject *variant, PyObject *stream, void *params);
 /* gl_operands_run for an op whose ladder has modes (scan's sum, max, min): mode is the Python
  * argument, resolved before the variant and checked against the variant and dtype. */
 PyObject *gl_operands_run_mode(const gl_operands_op *op, PyObject *const *inputs, PyObject *mode,

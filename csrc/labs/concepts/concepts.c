@@ -1,13 +1,10 @@
-/* The concepts lab's bindings: divergence, warp_reduce and lookup on the core's placement
- * (csrc/core/operands.h), counter on the shared reduction driver and sin on the shared elementwise
- * driver. */
+/* The concepts lab's bindings, on the core's placement (csrc/core/operands.h): divergence,
+ * warp_reduce and lookup, counter (a reduction) and sin (an elementwise op). */
 #include <string.h>
 
 #include "cpu.h"
 #include "csrc/core/args.h"
-#include "csrc/core/elementwise.h"
 #include "csrc/core/operands.h"
-#include "csrc/core/reduction.h"
 #include "cuda/concepts/concepts.h"
 #include "variants.h"
 
@@ -135,49 +132,81 @@ static PyObject *py_warp_reduce(PyObject *m, PyObject *const *args, Py_ssize_t n
 
 /* ---- counter ---- */
 
-static int counter_result_type(int dtype, int mode) {
-  (void)dtype, (void)mode;
-  return NPY_INT64;
-}
-
-static int counter_empty(const gl_rd_call *c) {
-  (void)c; /* the value slot starts zeroed: nothing counted */
+static int counter_outputs(gl_operands_call *c) {
+  c->out_ndim[0] = 0;
+  c->out_type[0] = NPY_INT64;
   return 0;
 }
 
-static int counter_cuda(const gl_rd_call *c) {
-  return glc_counter(c->variant->id, c->block, c->size, c->in[0], c->result, c->stream);
+static int counter_empty(const gl_operands_call *c) {
+  (void)c; /* the value starts zeroed: nothing counted */
+  return 0;
 }
 
-static int counter_cpu(const gl_rd_call *c) {
-  return glcpu_counter(c->variant->id, c->size, c->in[0], c->result);
+static int counter_cuda(const gl_operands_call *c) {
+  return glc_counter(c->variant->id, block_of(c), (size_t)c->in_size[0], c->in[0], c->out[0],
+                     c->stream);
 }
 
-static const gl_rd_op counter_op = {
-    &gl_ladder_counter, 1,          {"x"}, GL_DT(GLC_I32), counter_result_type, counter_empty,
-    counter_cuda,       counter_cpu};
+static int counter_cpu(const gl_operands_call *c) {
+  return glcpu_counter(c->variant->id, (size_t)c->in_size[0], c->in[0], c->out[0]);
+}
+
+static const gl_operands_op counter_op = {.ladder = &gl_ladder_counter,
+                                          .n_in = 1,
+                                          .in = {{"x", -1, .flat = 1}},
+                                          .dtypes = GL_DT(GLC_I32),
+                                          .n_out = 1,
+                                          .configure = gl_operands_configure_block,
+                                          .outputs = counter_outputs,
+                                          .run_cuda = counter_cuda,
+                                          .run_cpu = counter_cpu,
+                                          .alike = 1,
+                                          .scalar = 1,
+                                          .empty = counter_empty,
+                                          .check_before_gpu = 1,
+                                          .copy_misaligned = 1,
+                                          .small_calls = 1};
 
 /* counter(x, variant, stream, block), all positional. */
 static PyObject *py_counter(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 4)
     return PyErr_Format(PyExc_TypeError, "_core.counter takes 4 positional arguments");
-  return gl_rd_run(&counter_op, args, Py_None, args[1], args[2], args[3]);
+  concept_params p = {{args[3], 0}, 0};
+  return gl_operands_run(&counter_op, args, args[1], args[2], &p);
 }
 
 /* ---- sin ---- */
 
-static int sin_cuda(const gl_ew_call *c) {
-  return glc_sin(c->variant->id, c->block, c->size, c->in[0], c->out, c->stream);
+static int sin_cuda(const gl_operands_call *c) {
+  return glc_sin(c->variant->id, block_of(c), (size_t)c->in_size[0], c->in[0], c->out[0],
+                 c->stream);
 }
 
-static int sin_cpu(const gl_ew_call *c) { return glcpu_sin(c->size, c->in[0], c->out); }
+static int sin_cpu(const gl_operands_call *c) {
+  return glcpu_sin((size_t)c->in_size[0], c->in[0], c->out[0]);
+}
 
-static const gl_ew_op sin_op = {&gl_ladder_sin, 1, {"x"}, -1, GL_DT(GLC_F32), sin_cuda, sin_cpu};
+static const gl_operands_op sin_op = {.ladder = &gl_ladder_sin,
+                                      .n_in = 1,
+                                      .in = {{"x", -1}},
+                                      .dtypes = GL_DT(GLC_F32),
+                                      .n_out = 1,
+                                      .configure = gl_operands_configure_block,
+                                      .outputs = gl_operands_outputs_like_first,
+                                      .run_cuda = sin_cuda,
+                                      .run_cpu = sin_cpu,
+                                      .alike = 1,
+                                      .skip_empty = 1,
+                                      .check_before_gpu = 1,
+                                      .copy_misaligned = 1,
+                                      .small_calls = 1};
 
 /* sin(x, variant, out, stream, block), all positional. */
 static PyObject *py_sin(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
   if (nargs != 5) return PyErr_Format(PyExc_TypeError, "_core.sin takes 5 positional arguments");
-  return gl_ew_run(&sin_op, args, args[1], args[2], args[3], args[4], NULL);
+  concept_params p = {{args[4], 0}, 0};
+  return gl_operands_run_out(&sin_op, args, args[2], args[1], args[3], &p);
 }
 
 /* ---- lookup ---- */

@@ -2,7 +2,9 @@
  * ELL, SELL-C-sigma and COO formats (converted from CSR inside the call) and cuSPARSE; cg from S3's
  * kernel-per-operation loop to fused and pipelined passes; spmm from S3's block per row to a
  * register tile and cuSPARSE; on the CPU, serial and OpenMP CSR. Ids come from
- * cuda/sparse/sparse.h's enums; the CPU's start at 100. */
+ * cuda/sparse/sparse.h's enums; the CPU's start at 100. Every CUDA row names csr_stats as some
+ * calls': the first call with a device matrix computes its row statistics (max_row, which every
+ * call passes, and what variant=None reads) and gpulab/labs/sparse.py keeps them on it. */
 #include "variants.h"
 
 #include "cuda/sparse/sparse.h"
@@ -19,7 +21,7 @@ static const gl_variant spmv_variants[] = {
      .summary = "S3's kernel: one thread per row; a warp's rows start far apart (uncoalesced), "
                 "and one long row holds its warp. gl.spmv's default for short regular rows.",
      .seed = "S3 10.3",
-     .kernels = "spmv_csr_scalar",
+     .kernels = "spmv_csr_scalar (csr_stats)",
      .dtypes = GL_FLOATS,
      .flags = GL_DETERMINISTIC,
      .tunables = BLOCK_TUNABLE},
@@ -29,7 +31,7 @@ static const gl_variant spmv_variants[] = {
      .summary = "One warp per row: coalesced loads along the row, a shuffle tree for the sum; "
                 "rows shorter than 32 idle lanes.",
      .seed = "S3 10.3",
-     .kernels = "spmv_csr_vector",
+     .kernels = "spmv_csr_vector (csr_stats)",
      .dtypes = GL_FLOATS,
      .flags = GL_DETERMINISTIC,
      .tunables = BLOCK_TUNABLE},
@@ -40,7 +42,7 @@ static const gl_variant spmv_variants[] = {
                 "search each); rows cut by a share's edge added with atomics. gl.spmv's default "
                 "where one long row would outlast the rest (best: the matrix-blind default).",
      .seed = "Merrill and Garland, merge-based SpMV",
-     .kernels = "spmv_csr_merge_path",
+     .kernels = "spmv_csr_merge_path (csr_stats)",
      .dtypes = GL_FLOATS,
      .flags = GL_BEST,
      .tunables = BLOCK_TUNABLE},
@@ -50,7 +52,7 @@ static const gl_variant spmv_variants[] = {
      .summary = "ELL built in the call (width = the longest row), slot k of row i at k * rows + "
                 "i: a warp's loads coalesce.",
      .seed = "S3 1.5, 8.5",
-     .kernels = "ell_fill spmv_ell",
+     .kernels = "ell_fill spmv_ell (csr_stats)",
      .dtypes = GL_FLOATS,
      .flags = GL_DETERMINISTIC,
      .tunables = BLOCK_TUNABLE},
@@ -60,7 +62,7 @@ static const gl_variant spmv_variants[] = {
      .summary = "S3's ELL drawing, slot k of row i at i * width + k: the same kernel with a "
                 "warp's loads width elements apart.",
      .seed = "S3 1.5",
-     .kernels = "ell_fill spmv_ell",
+     .kernels = "ell_fill spmv_ell (csr_stats)",
      .dtypes = GL_FLOATS,
      .flags = GL_DETERMINISTIC,
      .tunables = BLOCK_TUNABLE},
@@ -70,7 +72,8 @@ static const gl_variant spmv_variants[] = {
      .summary = "SELL-C-sigma (C = 32, sigma = 256) built in the call: rows sorted by length in "
                 "windows, each warp-sized slice padded to its own longest row.",
      .seed = "Kreutzer et al., SELL-C-sigma",
-     .kernels = "sell_sort_window sell_slice_sizes sell_scan_sizes sell_fill spmv_sell",
+     .kernels = "sell_sort_window sell_slice_sizes sell_scan_sizes sell_fill spmv_sell "
+                "(csr_stats)",
      .dtypes = GL_FLOATS,
      .flags = GL_DETERMINISTIC,
      .tunables = BLOCK_TUNABLE},
@@ -80,7 +83,7 @@ static const gl_variant spmv_variants[] = {
      .summary = "COO row indices built in the call; a thread per nonzero, a warp segmented scan "
                 "over equal rows, one atomicAdd per run.",
      .seed = "S3 8.5; segmented reduction",
-     .kernels = "coo_rows spmv_coo_segmented",
+     .kernels = "coo_rows spmv_coo_segmented (csr_stats)",
      .dtypes = GL_FLOATS,
      .tunables = BLOCK_TUNABLE},
     {.id = GLC_SPMV_CUSPARSE,
@@ -89,7 +92,7 @@ static const gl_variant spmv_variants[] = {
      .summary = "cusparseSpMV (generic API, default algorithm) on the CSR arrays, the reference; "
                 "libcusparse is loaded on first use.",
      .seed = "cuSPARSE",
-     .kernels = "glc_cusparse_spmv",
+     .kernels = "glc_cusparse_spmv (csr_stats)",
      .library = "cuSPARSE SpMV",
      .dtypes = GL_FLOATS},
     {.id = GLC_SPMV_CSR_SUBWARP,
@@ -99,7 +102,7 @@ static const gl_variant spmv_variants[] = {
                 "nonzero-weighted mean row length, 2..32), 4 strided gathers of x in flight per "
                 "lane, a group shuffle. gl.spmv's default for irregular rows.",
      .seed = "S3 10.3; sub-warp CSR vector",
-     .kernels = "spmv_csr_subwarp",
+     .kernels = "spmv_csr_subwarp (csr_stats)",
      .dtypes = GL_FLOATS,
      .flags = GL_DETERMINISTIC,
      /* lanes=None: gl.spmv passes subwarp_lanes of the matrix's statistics; lanes 0: csr.cu's
@@ -113,7 +116,7 @@ static const gl_variant spmv_variants[] = {
                 "graph's hubs) listed in the call and cut into chunks of 2048, a block each, "
                 "added into y with one atomic per chunk.",
      .seed = "S3 10.3; row binning as in CSR-Adaptive (Greathouse and Daga)",
-     .kernels = "spmv_hybrid_rows spmv_hybrid_chunks",
+     .kernels = "spmv_hybrid_rows spmv_hybrid_chunks (csr_stats)",
      .dtypes = GL_FLOATS,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}, {"lanes", {2, 4, 8, 16, 32, 0}, 0}}},
     {.id = GLC_SPMV_CPU_SERIAL,
@@ -140,7 +143,7 @@ static const gl_variant spmm_variants[] = {
      .summary = "S3's SpMM: a block per row of A, its threads over B's columns (coalesced along "
                 "B's rows); each thread reloads the row's entries.",
      .seed = "S3 11.3",
-     .kernels = "spmm_row_per_block",
+     .kernels = "spmm_row_per_block (csr_stats)",
      .dtypes = GL_FLOATS,
      .flags = GL_DETERMINISTIC,
      /* one warp by default: the block spans B's columns, and k is 8-32 in the benchmark */
@@ -151,7 +154,7 @@ static const gl_variant spmm_variants[] = {
      .summary = "A thread per 4 columns of a row of C, held in registers: each entry of A loaded "
                 "once for 4 products; small k packs rows into a warp. gl.spmm's default.",
      .seed = "S3 11.3; register tiling",
-     .kernels = "spmm_register_tiled",
+     .kernels = "spmm_register_tiled (csr_stats)",
      .dtypes = GL_FLOATS,
      .flags = GL_BEST | GL_DETERMINISTIC,
      .tunables = BLOCK_TUNABLE},
@@ -161,7 +164,7 @@ static const gl_variant spmm_variants[] = {
      .summary = "cusparseSpMM (generic API, default algorithm, row-major B and C), the "
                 "reference; libcusparse is loaded on first use.",
      .seed = "cuSPARSE",
-     .kernels = "glc_cusparse_spmm",
+     .kernels = "glc_cusparse_spmm (csr_stats)",
      .library = "cuSPARSE SpMM",
      .dtypes = GL_FLOATS},
     {.id = GLC_SPMM_CPU_SERIAL,
@@ -194,7 +197,7 @@ static const gl_variant cg_variants[] = {
                 "axpys), alpha and beta computed on the host after two read-backs an iteration.",
      .seed = "S3 11.5",
      .kernels = "spmv_csr_merge_path cg_dot_partials cg_dot_finish cg_scalars cg_axpy cg_xpby "
-                "(cg_inverse_diagonal cg_jacobi cg_residual_init)",
+                "(cg_inverse_diagonal cg_jacobi cg_residual_init) (csr_stats)",
      .dtypes = GL_FLOATS,
      .tunables = BLOCK_TUNABLE},
     {.id = GLC_CG_DEVICE_SCALARS,
@@ -204,7 +207,7 @@ static const gl_variant cg_variants[] = {
                 "the state every check_every iterations, one check behind the launches.",
      .seed = "S3 11.5 step 3, step 5",
      .kernels = "cg_spmv cg_dot_partials cg_scalars cg_axpy cg_xpby "
-                "(cg_inverse_diagonal cg_jacobi spmv_csr_merge_path cg_residual_init)",
+                "(cg_inverse_diagonal cg_jacobi spmv_csr_merge_path cg_residual_init) (csr_stats)",
      .dtypes = GL_FLOATS,
      .tunables = BLOCK_TUNABLE},
     {.id = GLC_CG_FUSED,
@@ -215,7 +218,7 @@ static const gl_variant cg_variants[] = {
                 "default where dia_fused refuses A.",
      .seed = "S3 11.5 step 4",
      .kernels = "cg_spmv_dot cg_update_xr cg_update_p cg_dot_partials cg_scalars "
-                "(cg_inverse_diagonal cg_jacobi spmv_csr_merge_path cg_residual_init)",
+                "(cg_inverse_diagonal cg_jacobi spmv_csr_merge_path cg_residual_init) (csr_stats)",
      .dtypes = GL_FLOATS,
      .flags = GL_BEST,
      .tunables = BLOCK_TUNABLE},
@@ -227,7 +230,7 @@ static const gl_variant cg_variants[] = {
          "w + beta s), so its residual drifts from textbook's by rounding, more near the end.",
      .seed = "Chronopoulos and Gear 1989; S3 11.5",
      .kernels = "cg_pipelined_update cg_spmv_dot cg_dot_partials cg_scalars "
-                "(cg_inverse_diagonal cg_jacobi spmv_csr_merge_path cg_residual_init)",
+                "(cg_inverse_diagonal cg_jacobi spmv_csr_merge_path cg_residual_init) (csr_stats)",
      .dtypes = GL_FLOATS,
      .tunables = BLOCK_TUNABLE},
     {.id = GLC_CG_DIA_FUSED,
@@ -240,7 +243,7 @@ static const gl_variant cg_variants[] = {
      .seed = "S3 11.5 step 4; Saad, Iterative Methods 3.4 (DIA)",
      .kernels = "dia_find_offsets dia_fill cg_dia_step cg_update_r cg_dia_finish_x "
                 "cg_dot_partials cg_scalars "
-                "(cg_inverse_diagonal cg_jacobi spmv_csr_merge_path cg_residual_init)",
+                "(cg_inverse_diagonal cg_jacobi spmv_csr_merge_path cg_residual_init) (csr_stats)",
      .dtypes = GL_FLOATS,
      .tunables = BLOCK_TUNABLE},
     {.id = GLC_CG_CPU_SERIAL,

@@ -37,13 +37,6 @@ def reduce_overhead(x, calls, few):
     r = {"reduce_gpulab_issue_us": per_call_us(lambda: gl.reduce(dx), calls, gl.synchronize),
          "reduce_gpulab_item_us": per_call_us(lambda: gl.reduce(dx).item(), few, lambda: None),
          "reduce_gpulab_numpy_us": per_call_us(lambda: gl.reduce(x), few, lambda: None)}
-    # item() with the scalar fetched by the copy engine, as before the one-warp kernel path
-    previous = gl._core._set_small_d2h_limit(0)
-    try:
-        r["reduce_gpulab_item_copy_engine_us"] = per_call_us(lambda: gl.reduce(dx).item(), few,
-                                                             lambda: None)
-    finally:
-        gl._core._set_small_d2h_limit(previous)
     assert abs(gl.reduce(dx).item() - x.astype(np.float64).sum()) < 1e-3
     try:
         import torch

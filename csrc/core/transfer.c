@@ -6,8 +6,6 @@
 
 #include "transfer.h"
 
-#include "cuda/core/small_copy.h"
-
 #include "args.h"
 #include "errors.h"
 #include "host.h"
@@ -110,23 +108,6 @@ static int staged_d2h(char *dst, const char *src, size_t bytes, glc_stream strea
   return code;
 }
 
-/* Up to this many bytes (a scalar's item()), device to pageable host goes through a one-warp
- * kernel that writes a staging slot's mapped bytes, not through the copy engine (0: never).
- * Measured by benchmarks/call_overhead.py. */
-static size_t small_d2h_limit = 64;
-
-static int kernel_d2h(char *dst, const char *src, size_t bytes, glc_stream stream) {
-  int code = ring_alloc_locked();
-  if (code) return code;
-  int slot = take_slots(1);
-  code = glc_event_synchronize(ring.done[slot]);
-  if (!code) code = glc_copy_small(ring.buf_on_device[slot], src, bytes, stream);
-  if (!code) code = glc_event_record(ring.done[slot], stream);
-  if (!code) code = glc_event_synchronize(ring.done[slot]);
-  if (!code) memcpy(dst, ring.buf[slot], bytes);
-  return code;
-}
-
 static int registered_copy(void *dst, const void *src, size_t bytes, glc_stream stream,
                            void *host) {
   int code = glc_host_register(host, bytes);
@@ -180,8 +161,7 @@ int gl_d2h(void *dst, const void *src, size_t bytes, glc_stream stream, int path
       return registered_copy(dst, src, bytes, stream, dst);
     default: {
       pthread_mutex_lock(&ring.lock);
-      int code = bytes <= small_d2h_limit ? kernel_d2h(dst, src, bytes, stream)
-                                          : staged_d2h(dst, src, bytes, stream);
+      int code = staged_d2h(dst, src, bytes, stream);
       pthread_mutex_unlock(&ring.lock);
       return code;
     }
@@ -350,22 +330,6 @@ static PyObject *py_set_zero_copy_limit(PyObject *m, PyObject *arg) {
   return PyLong_FromSize_t(previous);
 }
 
-static PyObject *py_set_small_d2h_limit(PyObject *m, PyObject *arg) {
-  Py_ssize_t limit = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
-  if (limit == -1 && PyErr_Occurred()) return NULL;
-  if (limit < 0 || limit > (Py_ssize_t)GLC_COPY_SMALL_MAX)
-    return PyErr_Format(PyExc_ValueError, "the limit must lie in [0, %d] bytes",
-                        GLC_COPY_SMALL_MAX);
-  size_t previous;
-  Py_BEGIN_ALLOW_THREADS
-  pthread_mutex_lock(&ring.lock);
-  previous = small_d2h_limit;
-  small_d2h_limit = (size_t)limit;
-  pthread_mutex_unlock(&ring.lock);
-  Py_END_ALLOW_THREADS
-  return PyLong_FromSize_t(previous);
-}
-
 static PyObject *py_pinned_usage(PyObject *m, PyObject *unused) {
   return Py_BuildValue("{s:n,s:n}", "user", (Py_ssize_t)pinned_user_bytes, "staging",
                        (Py_ssize_t)pinned_staging_bytes());
@@ -379,10 +343,6 @@ PyMethodDef gl_transfer_methods[] = {
     {"_set_zero_copy_limit", py_set_zero_copy_limit, METH_O,
      "_set_zero_copy_limit(bytes): small NumPy calls up to this size run on mapped pinned "
      "memory; returns the previous limit."},
-    {"_set_small_d2h_limit", py_set_small_d2h_limit, METH_O,
-     "_set_small_d2h_limit(bytes): device-to-host copies up to this size (item()) go through a "
-     "one-warp kernel into mapped pinned memory instead of the copy engine; returns the previous "
-     "limit."},
     {"pinned_usage", py_pinned_usage, METH_NOARGS,
      "Bytes of pinned host memory gpulab holds: {'user': ..., 'staging': ...}."},
     {NULL}};

@@ -7,7 +7,6 @@
 
 #include "errors.cuh"
 #include "gpulab_core.h"
-#include "small_copy.h"
 
 namespace {
 
@@ -239,21 +238,6 @@ int glc_memcpy_async(void *dst, const void *src, size_t bytes, glc_stream stream
 int glc_memset_async(void *ptr, int value, size_t bytes, glc_stream stream) {
   if (bytes == 0) return cudaSuccess;
   return GLC_CUDA(cudaMemsetAsync, ptr, value, bytes, as_stream(stream));
-}
-
-namespace {
-__global__ void copy_small_kernel(unsigned char *dst, const unsigned char *src, unsigned bytes) {
-  for (unsigned i = threadIdx.x; i < bytes; i += blockDim.x) dst[i] = src[i];
-}
-}  // namespace
-
-int glc_copy_small(void *dst, const void *src, size_t bytes, glc_stream stream) {
-  if (bytes > GLC_COPY_SMALL_MAX) return glc_fail(cudaErrorInvalidValue, "glc_copy_small(bytes)");
-  if (bytes == 0) return cudaSuccess;
-  copy_small_kernel<<<1, 32, 0, as_stream(stream)>>>(static_cast<unsigned char *>(dst),
-                                                     static_cast<const unsigned char *>(src),
-                                                     static_cast<unsigned>(bytes));
-  return GLC_CUDA(cudaGetLastError);
 }
 
 int glc_memcpy_sync(void *dst, const void *src, size_t bytes) {

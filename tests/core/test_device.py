@@ -88,32 +88,6 @@ def test_round_trip(dtype):
         np.testing.assert_array_equal(back, host)
 
 
-@pytest.mark.parametrize("limit", [0, 64, 4096], ids=["copy engine", "kernel to 64 B",
-                                                     "kernel to 4 KiB"])
-def test_small_copies_back_by_either_path(limit):
-    """Device-to-host copies up to the limit go through a one-warp kernel into mapped pinned
-    memory, larger ones through the copy engine: the same bytes either way, each side of the
-    limit, item() included, and copies in a row do not read each other's slot."""
-    previous = gl._core._set_small_d2h_limit(limit)
-    try:
-        for n in [1, 3, 16, 17, 1024, 1025]:
-            host = random_array((n,), np.uint8, seed=n)
-            np.testing.assert_array_equal(gl.to_device(host).get(), host)
-        arrays = [gl.to_device(np.array([k], np.float64)) for k in range(40)]
-        assert [a.item() for a in arrays] == [float(k) for k in range(40)]
-        x = random_array((1000,), np.float32)
-        assert abs(gl.reduce(gl.to_device(x)).item() - float(x.astype(np.float64).sum())) < 1e-2
-    finally:
-        gl._core._set_small_d2h_limit(previous)
-
-
-def test_small_copy_limit_is_checked():
-    with pytest.raises(ValueError, match="limit must lie in"):
-        gl._core._set_small_d2h_limit(4097)
-    with pytest.raises(ValueError, match="limit must lie in"):
-        gl._core._set_small_d2h_limit(-1)
-
-
 def test_round_trip_large():
     """Several chunks of the staging ring, and not a whole number of them."""
     host = random_array((3 * (1 << 20) + 5,), np.float64)

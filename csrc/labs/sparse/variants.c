@@ -116,7 +116,7 @@ static const gl_variant spmv_variants[] = {
                 "graph's hubs) listed in the call and cut into chunks of 2048, a block each, "
                 "added into y with one atomic per chunk.",
      .seed = "S3 10.3; row binning as in CSR-Adaptive (Greathouse and Daga)",
-     .kernels = "spmv_hybrid_rows spmv_hybrid_chunks (csr_stats)",
+     .kernels = "spmv_hybrid_rows (spmv_hybrid_chunks) (csr_stats)",
      .dtypes = GL_FLOATS,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}, {"lanes", {2, 4, 8, 16, 32, 0}, 0}}},
     {.id = GLC_SPMV_CPU_SERIAL,

@@ -141,7 +141,7 @@ def test_lanes_is_csr_subwarp_s_tunable():
     row length), for csr_subwarp alone;
     other values are refused before anything runs."""
     v = next(v for v in gl.variants("spmv") if v.name == "csr_subwarp")
-    assert v.id == 8 and v.kernels == ("spmv_csr_subwarp",) and not v.best
+    assert v.id == 8 and v.kernels == ("spmv_csr_subwarp", "csr_stats") and not v.best
     assert v.tunables["lanes"]["values"] == [2, 4, 8, 16, 32]
     A = gl.CSR(np.array([0, 1, 2]), np.array([0, 1]), np.array([2.0, 3.0], np.float32))
     x = np.ones(2, np.float32)

@@ -283,24 +283,17 @@ PLANTS: List[Plant] = [
           "cuda/sparse/csr.cu", after="__global__ void spmv_csr_scalar(",
           find="k < indptr[row + 1]; k++)", replace="k <= indptr[row + 1]; k++)",
           tool="memcheck", driver=("sparse.py", "--only", "spmv:0")),
-    # csr_subwarp's load guard one nonzero too far: the lane whose pass reaches a row's end loads
-    # indices and data there, so the group of the last stored row reads one past both arrays (the
-    # x gather keeps its guard and multiplies by 0, so results stay right: only memcheck can
-    # tell, where the row's length is not a multiple of the pass, 4 L).
-    Plant("sparse-subwarp-row-one-past", "sparse", "csr_subwarp lane reading one past its row",
-          "cuda/sparse/csr.cu", after="__global__ void spmv_csr_subwarp(",
-          find="const bool in_row = k + u * L < end;",
-          replace="const bool in_row = k + u * L <= end;",
-          tool="memcheck", driver=("sparse.py", "--only", "spmv:8")),
-    # csr_hybrid's strided loads one nonzero too far (strided_sum, which both of its kernels
-    # use): the block of a long row's last chunk, or the group of a short last row, reads indices
-    # and data one past both arrays where that row is the last stored one (the awkward matrices'
-    # wide_3x4099); the x gather keeps its guard, so only memcheck sees.
-    Plant("sparse-hybrid-chunk-one-past", "sparse", "csr_hybrid reading one past its chunk or row",
-          "cuda/sparse/hybrid.cu", after="__device__ __forceinline__ T strided_sum(",
+    # The strided gather sum's load guard one nonzero too far (strided_sum in kernels.cuh, which
+    # csr_subwarp and both of csr_hybrid's kernels use): the group of the last stored row, or the
+    # block of a long row's last chunk, loads indices and data one past both arrays where that
+    # row's length is not a multiple of the pass (the awkward matrices' wide_3x4099); the x gather
+    # keeps its guard and multiplies by 0, so results stay right: only memcheck can tell.
+    Plant("sparse-strided-sum-one-past", "sparse",
+          "csr_subwarp and csr_hybrid reading one past a row or chunk",
+          "cuda/sparse/kernels.cuh", after="__device__ __forceinline__ T strided_sum(",
           find="const bool in_range = k + u * Step < end;",
           replace="const bool in_range = k + u * Step <= end;",
-          tool="memcheck", driver=("sparse.py", "--only", "spmv:9")),
+          tool="memcheck", driver=("sparse.py", "--only", "spmv:8,spmv:9")),
     # The device row statistics walking one row past the last: the grid-stride loop's bound
     # reads indptr[rows + 1], one past the array, in the thread that owns the last row.
     Plant("sparse-stats-row-one-past", "sparse", "row statistics reading one past indptr",

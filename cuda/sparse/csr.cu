@@ -55,15 +55,13 @@ __global__ void spmv_csr_merge_path(long long rows, long long nnz, const I *indp
 // A group of L lanes per row (L a power of two, 2..32; a warp holds 32 / L rows): lane j of the
 // group takes nonzeros j, j + L, ... like csr_vector's warp, but without csr_vector's idle lanes at
 // a mean row length of 5-15 (the power-law matrix runs every kernel of ours at ~0.85 ms, ~650 GB/s,
-// cuSPARSE at 0.571 ms: docs/labs/sparse.md). Each pass takes kSubwarpUnroll strided nonzeros per
+// cuSPARSE at 0.571 ms: docs/labs/sparse.md). Each pass takes kGatherUnroll strided nonzeros per
 // lane and issues all their index and value loads, then all their x gathers, before any FMA: up to
 // 4 gathers of x in flight per lane where the other kernels have one (col[j] then x[col[j]] is two
 // dependent loads). Loads past the row's end are predicated off, so a short row costs one pass and
 // a long row (thousands of nonzeros) just loops. The sum is a shuffle tree over the group's own
 // lanes (its mask, width L); lane 0 writes y, so an empty row writes 0. Sums in T, like the other
 // CSR kernels. No spills on sm_90 (-Xptxas -v).
-constexpr int kSubwarpUnroll = 4;
-
 template <int L, typename I, typename T>
 __global__ void spmv_csr_subwarp(long long rows, const I *indptr, const I *indices, const T *data,
                                  const T *x, T *y) {
@@ -76,21 +74,7 @@ __global__ void spmv_csr_subwarp(long long rows, const I *indptr, const I *indic
   const unsigned group_mask =
       L == 32 ? 0xffffffffu : ((1u << L) - 1u) << (threadIdx.x % 32 / L * L);
   const I end = indptr[row + 1];
-  T sum = 0;
-  for (I k = indptr[row] + lane; k < end; k += kSubwarpUnroll * L) {
-    I col[kSubwarpUnroll];
-    T value[kSubwarpUnroll], xs[kSubwarpUnroll];
-#pragma unroll
-    for (int u = 0; u < kSubwarpUnroll; u++) {
-      const bool in_row = k + u * L < end;
-      col[u] = in_row ? indices[k + u * L] : I(0);
-      value[u] = in_row ? data[k + u * L] : T(0);
-    }
-#pragma unroll
-    for (int u = 0; u < kSubwarpUnroll; u++) xs[u] = k + u * L < end ? x[col[u]] : T(0);
-#pragma unroll
-    for (int u = 0; u < kSubwarpUnroll; u++) sum += value[u] * xs[u];
-  }
+  T sum = strided_sum<L, I>(indptr[row] + lane, end, indices, data, x);
 #pragma unroll
   for (int offset = L / 2; offset > 0; offset /= 2)
     sum += __shfl_down_sync(group_mask, sum, offset, L);

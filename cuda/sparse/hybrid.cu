@@ -1,7 +1,7 @@
 // SpMV variant 9, csr_hybrid: csr_subwarp's groups for the rows up to kHybridChunk nonzeros, and
 // the longer rows cut into chunks of kHybridChunk that whole blocks sum. On a power-law graph
 // (R-MAT) a few hub rows hold 10^4-10^5 nonzeros: csr_subwarp's group walks such a row alone,
-// kSubwarpUnroll * L nonzeros a pass, long after every other group has finished, and the kernel
+// kGatherUnroll * L nonzeros a pass, long after every other group has finished, and the kernel
 // waits for it. Here the group of a long row only records its chunks in a work list (one atomicAdd
 // for the row), and a second kernel of a fixed grid takes the chunks in turn, one block each, and
 // adds each chunk's sum into y with one atomicAdd. Where the matrix has no long row (max_row, which
@@ -12,7 +12,6 @@
 namespace {
 
 constexpr int kHybridChunk = 2048;  // nonzeros per chunk: 8 per thread of a 256-thread block
-constexpr int kHybridUnroll = 4;    // gathers of x in flight per lane, as csr_subwarp
 constexpr int kLongBlock = 256;
 
 struct Chunk {
@@ -25,33 +24,8 @@ inline size_t hybrid_chunk_capacity(long long nnz) {
   return 2 * static_cast<size_t>(nnz / kHybridChunk) + 1;
 }
 
-// Sum of data[k] * x[indices[k]] over k = first, first + Step, ... below end: each pass takes
-// kHybridUnroll strided entries, their index and value loads first, then their gathers of x, then
-// the FMAs (csr_subwarp's pattern: up to kHybridUnroll gathers in flight a thread). Loads past end
-// are predicated off.
-template <int Step, typename K, typename I, typename T>
-__device__ __forceinline__ T strided_sum(K first, K end, const I *indices, const T *data,
-                                         const T *x) {
-  T sum = 0;
-  for (K k = first; k < end; k += kHybridUnroll * Step) {
-    I col[kHybridUnroll];
-    T value[kHybridUnroll], xs[kHybridUnroll];
-#pragma unroll
-    for (int u = 0; u < kHybridUnroll; u++) {
-      const bool in_range = k + u * Step < end;
-      col[u] = in_range ? indices[k + u * Step] : I(0);
-      value[u] = in_range ? data[k + u * Step] : T(0);
-    }
-#pragma unroll
-    for (int u = 0; u < kHybridUnroll; u++) xs[u] = k + u * Step < end ? x[col[u]] : T(0);
-#pragma unroll
-    for (int u = 0; u < kHybridUnroll; u++) sum += value[u] * xs[u];
-  }
-  return sum;
-}
-
 // Groups of L lanes per row. A row of at most kHybridChunk nonzeros is summed by its group (each
-// lane kHybridUnroll strided nonzeros a pass, loads before gathers before FMAs, a group shuffle). A
+// lane kGatherUnroll strided nonzeros a pass, loads before gathers before FMAs, a group shuffle). A
 // longer row gets y[row] = 0 and its chunks appended to `chunks` (capacity is enough by
 // construction: each long row adds ceil(len / kHybridChunk) <= len / kHybridChunk + 1 entries).
 template <int L, typename I, typename T>

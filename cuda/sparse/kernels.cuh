@@ -1,5 +1,5 @@
 // Internal to cuda/sparse/: what the SpMV families share -- the call in one struct, the
-// families' launchers (csr.cu, formats.cu, cusparse.cu) and the warp sum.
+// families' launchers (csr.cu, formats.cu, cusparse.cu), the warp sum and the strided gather sum.
 #ifndef GPULAB_CUDA_SPARSE_KERNELS_CUH
 #define GPULAB_CUDA_SPARSE_KERNELS_CUH
 
@@ -34,6 +34,34 @@ template <typename T>
 __device__ __forceinline__ T warp_sum(T v) {
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
   return v;
+}
+
+// Gathers of x in flight a thread in csr_subwarp's and csr_hybrid's sums (strided_sum).
+constexpr int kGatherUnroll = 4;
+
+// Sum of data[k] * x[indices[k]] over k = first, first + Step, ... below end: each pass takes
+// kGatherUnroll strided entries, their index and value loads first, then their gathers of x, then
+// the FMAs: up to kGatherUnroll gathers in flight a thread where a plain loop has one (col, then
+// x[col], are two dependent loads). Loads past end are predicated off.
+template <int Step, typename K, typename I, typename T>
+__device__ __forceinline__ T strided_sum(K first, K end, const I *indices, const T *data,
+                                         const T *x) {
+  T sum = 0;
+  for (K k = first; k < end; k += kGatherUnroll * Step) {
+    I col[kGatherUnroll];
+    T value[kGatherUnroll], xs[kGatherUnroll];
+#pragma unroll
+    for (int u = 0; u < kGatherUnroll; u++) {
+      const bool in_range = k + u * Step < end;
+      col[u] = in_range ? indices[k + u * Step] : I(0);
+      value[u] = in_range ? data[k + u * Step] : T(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kGatherUnroll; u++) xs[u] = k + u * Step < end ? x[col[u]] : T(0);
+#pragma unroll
+    for (int u = 0; u < kGatherUnroll; u++) sum += value[u] * xs[u];
+  }
+  return sum;
 }
 
 // The failed-call names of one entry point's checks (sparse_check, csr.cu).

@@ -12,6 +12,7 @@ import os
 import sys
 
 import host_toolchain
+from subwarp import strided_sum_source
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -29,7 +30,7 @@ def lanes_values():
 
 def main(kernel=KERNEL):
     configs = "".join(f"SUITE({lanes})\n" for lanes in lanes_values())
-    text = host_toolchain.kernel_parts(kernel, PARTS)
+    text = strided_sum_source() + host_toolchain.kernel_parts(kernel, PARTS)
     return host_toolchain.build_and_run("hybrid_host.cpp", text, [], timeout=600,
                                         files={"configs.inc": configs})
 

@@ -18,19 +18,29 @@ import host_toolchain
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 KERNEL = os.path.join(ROOT, "cuda", "sparse", "csr.cu")
+SHARED = os.path.join(ROOT, "cuda", "sparse", "kernels.cuh")
 
 
 def cut(text, start, end):
     if start not in text or end not in text:
-        sys.exit(f"emulate: {start!r} or {end!r} is no longer in csr.cu: update tools/emulate")
+        sys.exit(f"emulate: {start!r} or {end!r} is gone from cuda/sparse: update tools/emulate")
     return text[text.index(start):text.index(end)]
 
 
+def strided_sum_source():
+    """strided_sum and its unroll, as cuda/sparse/kernels.cuh has them (csr_subwarp and
+    csr_hybrid sum through it)."""
+    with open(SHARED) as f:
+        return cut(f.read(), "// Gathers of x in flight", "// The failed-call names")
+
+
 def kernel_source(path=KERNEL):
-    """The kernel and its lanes rule (without the launchers), as csr.cu has them."""
+    """strided_sum, the kernel and its lanes rule (without the launchers), as kernels.cuh and
+    csr.cu have them."""
     with open(path) as f:
         text = f.read()
-    kernel = cut(text, "constexpr int kSubwarpUnroll", "// csr_subwarp's lanes per row when")
+    kernel = strided_sum_source() + cut(text, "// A group of L lanes per row",
+                                        "// csr_subwarp's lanes per row when")
     rule = cut(text, "inline int subwarp_lanes(", "template <int L, typename I, typename T>\nint launch")
     return kernel + "\n" + rule
 

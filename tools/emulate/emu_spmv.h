@@ -2,7 +2,8 @@
 // share: a CSR matrix of given row lengths with random columns (repeats allowed) and values, its
 // arrays followed by kEmuPad NaN entries (indices by 0s), y NaN and a marker past its end; and the
 // check of y against a float64 product within 2 (n + 1) eps sum |a x| per row (n the row's
-// length), with the marker past y untouched.
+// length), with the marker past y untouched; and the suite of one lanes value over the four type
+// pairs.
 #ifndef GPULAB_TOOLS_EMULATE_EMU_SPMV_H
 #define GPULAB_TOOLS_EMULATE_EMU_SPMV_H
 #include <cmath>
@@ -61,5 +62,19 @@ struct EmuCsr {
     return wrong;
   }
 };
+
+// Each host's matrices for one lanes value and one index and value type: the failed checks.
+template <int L, typename I, typename T>
+int suite_types(std::mt19937 &rng);
+
+// One lanes value over int32 and int64 indices and float32 and float64 values, its line printed.
+template <int L>
+int suite() {
+  std::mt19937 rng(L);
+  int failed = suite_types<L, int, float>(rng) + suite_types<L, int, double>(rng) +
+               suite_types<L, long long, float>(rng) + suite_types<L, long long, double>(rng);
+  printf("lanes %2d: %s\n", L, failed ? "FAILED" : "ok");
+  return failed;
+}
 
 #endif

@@ -107,15 +107,6 @@ int suite_types(std::mt19937 &rng) {
   return failed;
 }
 
-template <int L>
-int suite() {
-  std::mt19937 rng(L);
-  int failed = suite_types<L, int, float>(rng) + suite_types<L, int, double>(rng) +
-               suite_types<L, long long, float>(rng) + suite_types<L, long long, double>(rng);
-  printf("lanes %2d: %s\n", L, failed ? "FAILED" : "ok");
-  return failed;
-}
-
 int main() {
   int failed = 0;
 #define SUITE(L) failed += suite<L>();

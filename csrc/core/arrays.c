@@ -124,6 +124,7 @@ static PyObject *py_copy_between(PyObject *args, PyObject *kwargs, int to_device
                         to_device ? "dst" : "src");
   if (gl_check_host_array(host, to_device ? "src" : "dst", -1, !to_device) < 0) return NULL;
   gl_DeviceArrayObject *d = (gl_DeviceArrayObject *)dev;
+  gl_devarray_forget_mirror(d);
   if ((size_t)PyArray_NBYTES((PyArrayObject *)host) != (size_t)d->nbytes)
     return PyErr_Format(PyExc_ValueError, "dst and src differ in size");
   void *h = PyArray_DATA((PyArrayObject *)host);

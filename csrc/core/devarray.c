@@ -8,6 +8,7 @@
 #include "device_memory.h"
 #include "devarray_export.h"
 #include "errors.h"
+#include "mirror.h"
 #include "runtime.h"
 #include "stream.h"
 #include "transfer.h"
@@ -37,6 +38,8 @@ static gl_DeviceArrayObject *alloc_object(int ndim, const Py_ssize_t *shape, PyA
   a->device = 0;
   a->readonly = 0;
   a->owns_memory = 0;
+  a->mirror = NULL;
+  a->mirror_tag = 0;
   a->stream = NULL;
   a->stream_keep = NULL;
   a->base = NULL;
@@ -126,6 +129,18 @@ int gl_devarray_order_after(gl_DeviceArrayObject *a, glc_stream stream) {
   return 0;
 }
 
+void gl_devarray_set_mirror(gl_DeviceArrayObject *a, glc_scalar_mirror *mirror, unsigned tag) {
+  gl_devarray_forget_mirror(a);
+  a->mirror = mirror;
+  a->mirror_tag = tag;
+}
+
+void gl_devarray_forget_mirror(gl_DeviceArrayObject *a) {
+  if (!a->mirror) return;
+  gl_mirror_release(a->mirror);
+  a->mirror = NULL;
+}
+
 void gl_devarray_use(gl_DeviceArrayObject *a, glc_stream stream, PyObject *stream_keep) {
   if (a->stream == stream) return;
   a->stream = stream;
@@ -148,6 +163,7 @@ static void devarray_dealloc(gl_DeviceArrayObject *self) {
   if (self->weakrefs) PyObject_ClearWeakRefs((PyObject *)self);
   /* Ordered on the last stream that used the array, so that pending kernels still see it.
    * A failure here (a dead context at exit) can't be reported from a destructor. */
+  gl_devarray_forget_mirror(self);
   if (self->owns_memory && self->ptr) gl_device_free(self->ptr, (size_t)self->nbytes, self->stream);
   Py_CLEAR(self->base);
   Py_CLEAR(self->stream_keep);
@@ -212,11 +228,14 @@ static PyObject *devarray_item(gl_DeviceArrayObject *self, PyObject *unused) {
   if ((size_t)self->nbytes > sizeof value)
     return PyErr_Format(PyExc_TypeError, "item() does not support dtype %S",
                         (PyObject *)self->dtype);
-  int code;
-  Py_BEGIN_ALLOW_THREADS
-  code = gl_d2h(value, self->ptr, (size_t)self->nbytes, self->stream, GL_PATH_AUTO);
-  Py_END_ALLOW_THREADS
-  if (code) return gl_raise_cuda(code);
+  if (!self->mirror ||
+      !gl_mirror_read(self->mirror, self->mirror_tag, value, (size_t)self->nbytes)) {
+    int code;
+    Py_BEGIN_ALLOW_THREADS
+    code = gl_d2h(value, self->ptr, (size_t)self->nbytes, self->stream, GL_PATH_AUTO);
+    Py_END_ALLOW_THREADS
+    if (code) return gl_raise_cuda(code);
+  }
   PyObject *scalar = PyArray_Scalar(value, self->dtype, NULL);
   if (!scalar) return NULL;
   PyObject *item = PyObject_CallMethod(scalar, "item", NULL);
@@ -273,7 +292,10 @@ static PyObject *get_itemsize(gl_DeviceArrayObject *s, void *c) {
   return PyLong_FromSsize_t(PyDataType_ELSIZE(s->dtype));
 }
 static PyObject *get_device(gl_DeviceArrayObject *s, void *c) { return PyLong_FromLong(s->device); }
-static PyObject *get_ptr(gl_DeviceArrayObject *s, void *c) { return PyLong_FromVoidPtr(s->ptr); }
+static PyObject *get_ptr(gl_DeviceArrayObject *s, void *c) {
+  gl_devarray_forget_mirror(s);
+  return PyLong_FromVoidPtr(s->ptr);
+}
 static PyObject *get_readonly(gl_DeviceArrayObject *s, void *c) {
   return PyBool_FromLong(s->readonly);
 }

@@ -4,6 +4,7 @@
 #define GL_DEVARRAY_H
 
 #include "cuda/core/gpulab_core.h"
+#include "cuda/core/scalar_mirror.h"
 #include "py.h"
 
 typedef struct {
@@ -21,6 +22,10 @@ typedef struct {
   PyObject *stream_keep; /* keeps a gpulab.Stream alive while the array may use it */
   PyObject *base;        /* keeps foreign memory alive (CAI owner or DLPack holder) */
   PyObject *weakrefs;
+  /* A 0-d result's value in host memory, written by the kernel that computed it, and the tag
+   * that kernel writes (csrc/core/mirror.h); NULL once the memory has been handed elsewhere. */
+  glc_scalar_mirror *mirror;
+  unsigned mirror_tag;
 } gl_DeviceArrayObject;
 
 extern PyTypeObject gl_DeviceArrayType;
@@ -37,6 +42,11 @@ gl_DeviceArrayObject *gl_devarray_wrap(void *ptr, int ndim, const Py_ssize_t *sh
  * wait), so that an op may take an array made or used on another stream. 0, or -1 with a
  * CudaError set. */
 int gl_devarray_order_after(gl_DeviceArrayObject *a, glc_stream stream);
+/* Gives a a mirror slot that the kernel which computes its value writes with tag. */
+void gl_devarray_set_mirror(gl_DeviceArrayObject *a, glc_scalar_mirror *mirror, unsigned tag);
+/* Drops a's mirror: called wherever a's memory goes to anything that could write it (an op's
+ * operand, an export, its address), after which only the device holds its value. */
+void gl_devarray_forget_mirror(gl_DeviceArrayObject *a);
 /* Records that the array is used on stream, so that its free is ordered after that use. */
 void gl_devarray_use(gl_DeviceArrayObject *a, glc_stream stream, PyObject *stream_keep);
 int gl_devarray_is_c_contiguous(const gl_DeviceArrayObject *a);

@@ -11,6 +11,7 @@
 /* ---- CUDA Array Interface ---- */
 
 PyObject *gl_devarray_cai(gl_DeviceArrayObject *self, void *closure) {
+  gl_devarray_forget_mirror(self);
   PyObject *typestr = PyUnicode_FromFormat("%c%c%d", self->dtype->byteorder == '|' ? '|' : '<',
                                            self->dtype->kind, (int)PyDataType_ELSIZE(self->dtype));
   PyObject *shape = gl_shape_tuple(self->ndim, self->shape);
@@ -71,6 +72,7 @@ static void capsule_unversioned_destructor(PyObject *capsule) {
 }
 
 static int fill_dltensor(gl_DeviceArrayObject *a, export_ctx *ctx, gl_DLTensor *t) {
+  gl_devarray_forget_mirror(a);
   if (gl_dl_dtype_from_descr(a->dtype, &t->dtype) < 0) return -1;
   for (int i = 0; i < a->ndim; i++) {
     if (a->strides[i] % PyDataType_ELSIZE(a->dtype)) {

@@ -264,6 +264,7 @@ gl_DeviceArrayObject *gl_as_device_array(PyObject *obj, const char *argname, glc
                           argname, device),
              NULL;
     if (gl_devarray_order_after((gl_DeviceArrayObject *)obj, stream) < 0) return NULL;
+    gl_devarray_forget_mirror((gl_DeviceArrayObject *)obj);
     return (gl_DeviceArrayObject *)Py_NewRef(obj);
   }
   PyObject *cai = PyObject_GetAttrString(obj, "__cuda_array_interface__");
@@ -277,7 +278,10 @@ gl_DeviceArrayObject *gl_as_device_array(PyObject *obj, const char *argname, glc
 }
 
 gl_DeviceArrayObject *gl_as_device_array_anywhere(PyObject *obj, const char *argname) {
-  if (gl_DeviceArray_Check(obj)) return (gl_DeviceArrayObject *)Py_NewRef(obj);
+  if (gl_DeviceArray_Check(obj)) {
+    gl_devarray_forget_mirror((gl_DeviceArrayObject *)obj);
+    return (gl_DeviceArrayObject *)Py_NewRef(obj);
+  }
   /* Without stream ordering, any interface will do: CAI first, whatever its version. */
   return import_foreign(obj, PyObject_GetAttrString(obj, "__cuda_array_interface__"), argname, NULL,
                         1);

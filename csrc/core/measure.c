@@ -14,6 +14,7 @@ static gl_DeviceArrayObject *device_arg(PyObject *obj, const char *name) {
   if (!gl_DeviceArray_Check(obj))
     return PyErr_Format(PyExc_TypeError, "%s must be a gpulab.DeviceArray", name), NULL;
   gl_DeviceArrayObject *a = (gl_DeviceArrayObject *)obj;
+  gl_devarray_forget_mirror(a);
   if (!gl_devarray_is_c_contiguous(a))
     return PyErr_Format(PyExc_ValueError, "%s must be C-contiguous", name), NULL;
   return a;

@@ -9,6 +9,7 @@
 #include "errors.h"
 #include "interop.h"
 #include "interrupt.h"
+#include "mirror.h"
 #include "runtime.h"
 #include "stream.h"
 #include "transfer.h"
@@ -370,10 +371,19 @@ static PyObject *run_on_device(const gl_operands_op *op, PyObject *const *inputs
       ok = out[o] != NULL;
       if (ok) call->out[o] = out[o]->ptr;
     }
-    if (ok && empty_scalar(op, call))
+    if (ok && empty_scalar(op, call)) {
       ok = empty_on_device(op, call, out[0]) == 0;
-    else if (ok && !nothing_to_run(op, call))
+    } else if (ok && !nothing_to_run(op, call)) {
+      glc_scalar_mirror *mirror = NULL;
+      if (op->mirrors && out_obj == Py_None && op->mirrors(call))
+        gl_mirror_take(&mirror, &call->mirror, &call->mirror_tag);
       ok = run_cuda_on_device(op, call) == 0;
+      if (ok && mirror)
+        gl_devarray_set_mirror(out[0], mirror, call->mirror_tag);
+      else if (mirror)
+        gl_mirror_release(mirror);
+      call->mirror = NULL;
+    }
   }
   if (ok) {
     for (int i = 0; i < op->n_in; i++) gl_devarray_use(in[i], call->stream, keep);

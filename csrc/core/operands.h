@@ -14,6 +14,7 @@
 #define GL_OPERANDS_H
 
 #include "cuda/core/gpulab_core.h"
+#include "cuda/core/scalar_mirror.h"
 #include "py.h"
 #include "registry.h"
 
@@ -52,6 +53,9 @@ typedef struct {
   long long *count;  /* an op with a counted output: where the run writes its length */
   glc_stream stream; /* CUDA variants only */
   void *params;      /* the op's own, as gl_operands_run got them (configure may fill them) */
+  glc_scalar_mirror *mirror; /* with mirrors, on device arrays: where the run also writes the
+                              * scalar (a mapped slot, device address), or NULL */
+  unsigned mirror_tag;       /* the tag it writes there */
   /* The shapes come last: every field above starts zeroed (an input past n_in is NULL), and the
    * shapes are written up to their ndim, all that is read (zeroing their 2.5 KiB too would cost
    * every call). */
@@ -113,6 +117,10 @@ typedef struct {
    * nothing into call->out[0], host memory that starts zeroed (copied into the 0-d DeviceArray on
    * device arrays); -1 with an exception set when there is none (the min of nothing). */
   int (*empty)(const gl_operands_call *call);
+  /* With scalar, or NULL: whether this call's run_cuda on device arrays can also write the value
+   * into call->mirror (csrc/core/mirror.h), which lets item() of the 0-d result read it from host
+   * memory. The driver then gives it a slot when one is free, and NULL otherwise. */
+  int (*mirrors)(const gl_operands_call *call);
   /* Set: a CUDA variant on NumPy arrays, for an op of one output and inputs of one size, runs
    * through gl_small_call when they fit it: pinned memory the kernels read and write, no
    * allocation, a handful of CUDA calls (the per-call latency of small elementwise ops and

@@ -9,6 +9,7 @@
 #include "args.h"
 #include "errors.h"
 #include "host.h"
+#include "mirror.h"
 #include "runtime.h"
 
 #define RING_MAX_SLOTS 16
@@ -108,6 +109,20 @@ static int staged_d2h(char *dst, const char *src, size_t bytes, glc_stream strea
   return code;
 }
 
+/* Up to this many bytes (a scalar's item()), device to host is one copy into a pinned slot of
+ * its own and a wait on the stream: no ring slot to wait for and record, no parallel copy out.
+ * On the H200 that took item() of a ready scalar from 11.3 to 8.3 us (one run). */
+#define SMALL_D2H_BYTES 64
+static void *small_d2h_slot = NULL; /* pinned, portable; guarded by ring.lock; kept for good */
+
+static int small_d2h(char *dst, const char *src, size_t bytes, glc_stream stream) {
+  int code = small_d2h_slot ? 0 : glc_host_alloc(&small_d2h_slot, SMALL_D2H_BYTES);
+  if (!code) code = glc_memcpy_async(small_d2h_slot, src, bytes, stream);
+  if (!code) code = glc_stream_synchronize(stream);
+  if (!code) memcpy(dst, small_d2h_slot, bytes);
+  return code;
+}
+
 static int registered_copy(void *dst, const void *src, size_t bytes, glc_stream stream,
                            void *host) {
   int code = glc_host_register(host, bytes);
@@ -161,7 +176,8 @@ int gl_d2h(void *dst, const void *src, size_t bytes, glc_stream stream, int path
       return registered_copy(dst, src, bytes, stream, dst);
     default: {
       pthread_mutex_lock(&ring.lock);
-      int code = staged_d2h(dst, src, bytes, stream);
+      int code = bytes <= SMALL_D2H_BYTES ? small_d2h(dst, src, bytes, stream)
+                                          : staged_d2h(dst, src, bytes, stream);
       pthread_mutex_unlock(&ring.lock);
       return code;
     }
@@ -335,6 +351,12 @@ static PyObject *py_pinned_usage(PyObject *m, PyObject *unused) {
                        (Py_ssize_t)pinned_staging_bytes());
 }
 
+static PyObject *py_mirror_stats(PyObject *m, PyObject *unused) {
+  size_t taken, read;
+  gl_mirror_stats(&taken, &read);
+  return Py_BuildValue("{s:n,s:n}", "taken", (Py_ssize_t)taken, "read", (Py_ssize_t)read);
+}
+
 PyMethodDef gl_transfer_methods[] = {
     {"pinned_empty", (PyCFunction)(void (*)(void))py_pinned_empty, METH_VARARGS | METH_KEYWORDS,
      "pinned_empty(shape, dtype=float32): a NumPy array in page-locked host memory."},
@@ -343,6 +365,8 @@ PyMethodDef gl_transfer_methods[] = {
     {"_set_zero_copy_limit", py_set_zero_copy_limit, METH_O,
      "_set_zero_copy_limit(bytes): small NumPy calls up to this size run on mapped pinned "
      "memory; returns the previous limit."},
+    {"_mirror_stats", py_mirror_stats, METH_NOARGS,
+     "_mirror_stats(): scalar mirror slots taken and item() calls answered from one, so far."},
     {"pinned_usage", py_pinned_usage, METH_NOARGS,
      "Bytes of pinned host memory gpulab holds: {'user': ..., 'staging': ...}."},
     {NULL}};

@@ -14,6 +14,7 @@
 #include "cuda/core/vec16.cuh"
 #include "ops.cuh"
 #include "families.cuh"
+#include "mirrored.h"
 
 namespace {
 
@@ -70,6 +71,14 @@ __device__ Out finish(Acc v) {
     return static_cast<Out>(v);
 }
 
+// The result, and its mirror in host memory when the caller gave one.
+template <typename Out>
+__device__ __forceinline__ void store_result(Out value, Out *result, glc_scalar_mirror *mirror,
+                                             unsigned tag) {
+  *result = value;
+  if (mirror) glc_write_mirror(mirror, tag, value);
+}
+
 struct layout {
   size_t head;     // scalar elements before the first 16-byte boundary
   size_t vectors;  // whole vectors after them
@@ -80,7 +89,7 @@ template <int BLOCK, bool VECTOR, typename In, typename Acc, typename Out, typen
           typename Map, bool SQRT>
 __global__ void __launch_bounds__(BLOCK)
     single_pass(const In *x, const In *y, layout shape, Acc *partials, unsigned *blocks_done,
-                Out *result) {
+                Out *result, glc_scalar_mirror *mirror, unsigned tag) {
   using V = std::conditional_t<VECTOR, typename glc_vec16<In>::type, In>;
   constexpr size_t width = sizeof(V) / sizeof(In);
   const unsigned tid = threadIdx.x;
@@ -123,7 +132,7 @@ __global__ void __launch_bounds__(BLOCK)
 
   acc = glc_block_reduce<Op>(acc);
   if (gridDim.x == 1) {
-    if (tid == 0) *result = finish<SQRT, Out>(acc);
+    if (tid == 0) store_result(finish<SQRT, Out>(acc), result, mirror, tag);
     return;
   }
   __shared__ bool last_block;
@@ -137,12 +146,13 @@ __global__ void __launch_bounds__(BLOCK)
   Acc v = Op::template identity<Acc>();
   for (unsigned b = tid; b < gridDim.x; b += BLOCK) v = Op::apply(v, __ldcg(partials + b));
   v = glc_block_reduce<Op>(v);
-  if (tid == 0) *result = finish<SQRT, Out>(v);
+  if (tid == 0) store_result(finish<SQRT, Out>(v), result, mirror, tag);
 }
 
 template <int BLOCK, bool VECTOR, typename In, typename Acc, typename Out, typename Op,
           typename Map, bool SQRT>
-int launch_single_pass(const In *x, const In *y, size_t n, Out *result, cudaStream_t stream) {
+int launch_single_pass(const In *x, const In *y, size_t n, Out *result, cudaStream_t stream,
+                       glc_scalar_mirror *mirror, unsigned tag) {
   constexpr auto kernel = single_pass<BLOCK, VECTOR, In, Acc, Out, Op, Map, SQRT>;
   using V = std::conditional_t<VECTOR, typename glc_vec16<In>::type, In>;
   constexpr size_t width = sizeof(V) / sizeof(In);
@@ -174,16 +184,18 @@ int launch_single_pass(const In *x, const In *y, size_t n, Out *result, cudaStre
     if ((code = GLC_CUDA(cudaMemsetAsync, blocks_done, 0, sizeof(unsigned), stream))) return code;
   }
   return glc_launch(kernel, "reduce_single_pass", blocks, BLOCK, stream, x, y, shape, partials,
-                    blocks_done, result);
+                    blocks_done, result, mirror, tag);
 }
 
 template <bool VECTOR, typename In, typename Acc, typename Out, typename Op, typename Map,
           bool SQRT>
-int by_block(int block, const In *x, const In *y, size_t n, Out *result, cudaStream_t stream) {
+int by_block(int block, const In *x, const In *y, size_t n, Out *result, cudaStream_t stream,
+             glc_scalar_mirror *mirror = nullptr, unsigned tag = 0) {
   switch (block) {
-#define GLC_SINGLE_PASS_BLOCK(B) \
-  case B:                        \
-    return launch_single_pass<B, VECTOR, In, Acc, Out, Op, Map, SQRT>(x, y, n, result, stream);
+#define GLC_SINGLE_PASS_BLOCK(B)                                                               \
+  case B:                                                                                      \
+    return launch_single_pass<B, VECTOR, In, Acc, Out, Op, Map, SQRT>(x, y, n, result, stream, \
+                                                                      mirror, tag);
     GLC_SINGLE_PASS_BLOCK(32)
     GLC_SINGLE_PASS_BLOCK(64)
     GLC_SINGLE_PASS_BLOCK(128)
@@ -222,18 +234,36 @@ int mapped_sum(int dtype, size_t n, const void *x, const void *y, void *result,
   });
 }
 
-}  // namespace
-
-int glc_reduce_single_pass(int block, int op, int dtype, size_t n, const void *x, void *result,
-                           cudaStream_t stream) {
+int reduce_values(int block, int op, int dtype, size_t n, const void *x, void *result,
+                  cudaStream_t stream, glc_scalar_mirror *mirror, unsigned tag) {
   return glc_dispatch_reduce(op, dtype, "glc_reduce", [&](auto in, auto reduce_op) {
     using In = decltype(in);
     using Op = decltype(reduce_op);
     using Acc = typename glc_acc_of<In, Op>::type;
     const In *xt = static_cast<const In *>(x);
     Acc *out = static_cast<Acc *>(result);
-    return by_block<true, In, Acc, Acc, Op, map_value, false>(block, xt, xt, n, out, stream);
+    return by_block<true, In, Acc, Acc, Op, map_value, false>(block, xt, xt, n, out, stream, mirror,
+                                                              tag);
   });
+}
+
+}  // namespace
+
+int glc_reduce_single_pass(int block, int op, int dtype, size_t n, const void *x, void *result,
+                           cudaStream_t stream) {
+  return reduce_values(block, op, dtype, n, x, result, stream, nullptr, 0);
+}
+
+extern "C" int glc_reduce_mirrored(int variant, int block, int op, int dtype, size_t n,
+                                   const void *x, void *result, glc_scalar_mirror *mirror,
+                                   unsigned tag, glc_stream stream) {
+  if (variant != 12) return glc_fail(cudaErrorNotSupported, "glc_reduce_mirrored");
+  if (n == 0 || result == nullptr || mirror == nullptr)
+    return glc_fail(cudaErrorInvalidValue, "glc_reduce_mirrored");
+  if (!glc_all_aligned(dtype == GLC_F64 ? 8 : 4, x))
+    return glc_fail(cudaErrorMisalignedAddress, "glc_reduce_mirrored");
+  return reduce_values(block, op, dtype, n, x, result, static_cast<cudaStream_t>(stream), mirror,
+                       tag);
 }
 
 extern "C" int glc_dot(int dtype, size_t n, const void *x, const void *y, void *result,

@@ -305,3 +305,77 @@ def test_more_than_2_31_elements():
                 assert gl.reduce(i32, op, variant=v.id).item() == want, (v, op)
     del x32, i32
     gl.release_memory()
+
+
+# ---------------------------------------------------------------- item() from the host mirror
+
+
+def mirror_reads():
+    return gl._core._mirror_stats()["read"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", ["sum", "min", "max"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_item_reads_the_default_variants_mirror(op, dtype):
+    """The default variant's kernel writes its value into host memory too, and item() takes it
+    from there (the read counter moves); sizes that take one block and many."""
+    for n in (1, 7, 1024, (1 << 20) + 3):
+        x = reduce_input(n, dtype, n)
+        d = gl.to_device(x)
+        gl.synchronize()  # nothing queued ahead of the kernel, so its mirror comes in time
+        before = mirror_reads()
+        r = gl.reduce(d, op)
+        value = r.item()
+        assert mirror_reads() == before + 1
+        assert_reduce_close(np.asarray(value, dtype=r.dtype), x, op)
+        assert r.item() == value and r.get() == value
+
+
+@pytest.mark.gpu
+def test_item_after_the_result_is_written_elsewhere():
+    """Once the 0-d result's memory is handed to anything that could write it (an export, an op,
+    its address), item() reads the device again, never a stale mirror."""
+    x = np.arange(1, 101, dtype=np.float32)
+    torch = pytest.importorskip("torch")
+    r = gl.reduce(gl.to_device(x))
+    torch.from_dlpack(r).fill_(7.0)
+    torch.cuda.synchronize()
+    assert r.item() == 7.0
+    cupy = pytest.importorskip("cupy")
+    r = gl.reduce(gl.to_device(x))
+    cupy.asarray(r).fill(11.0)
+    cupy.cuda.runtime.deviceSynchronize()
+    assert r.item() == 11.0
+    r2 = gl.reduce(gl.to_device(x))
+    gl.synchronize()
+    before = mirror_reads()
+    assert gl.reduce(r2).item() == 5050.0  # r2 as an operand: its own mirror is dropped
+    assert r2.item() == 5050.0 and mirror_reads() == before + 1
+
+
+@pytest.mark.gpu
+def test_item_when_every_mirror_slot_is_taken():
+    """More live results than mirror slots: the rest are copied, all values right; slots come
+    back when their arrays die."""
+    xs = [np.full(64, i, dtype=np.float32) for i in range(600)]
+    results = [gl.reduce(gl.to_device(x)) for x in xs]
+    assert [r.item() for r in results] == [64.0 * i for i in range(600)]
+    del results
+    d = gl.to_device(xs[3])
+    gl.synchronize()
+    before = mirror_reads()
+    assert gl.reduce(d).item() == 192.0
+    assert mirror_reads() == before + 1
+
+
+@pytest.mark.gpu
+def test_item_behind_queued_work_waits_for_it():
+    """A result behind a long kernel on its stream: the mirror is not there within the short wait,
+    and item() falls back to the copy after the work; the value is right either way."""
+    s = gl.Stream()
+    big = gl.to_device(np.ones(1 << 26, dtype=np.float32), stream=s)
+    for _ in range(20):
+        gl.reduce(big, stream=s)
+    r = gl.reduce(gl.to_device(np.full(10, 2.0, dtype=np.float32), stream=s), stream=s)
+    assert r.item() == 20.0

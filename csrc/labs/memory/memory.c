@@ -52,6 +52,7 @@ static PyObject *finish(int code, float *samples, int repeat, PyObject *extra) {
 static int bytes_of(PyObject *obj, const char *name, int writeable, void **ptr, size_t *bytes) {
   if (gl_DeviceArray_Check(obj)) {
     gl_DeviceArrayObject *d = (gl_DeviceArrayObject *)obj;
+    gl_devarray_forget_mirror(d);
     if (!gl_devarray_is_c_contiguous(d)) {
       PyErr_Format(PyExc_ValueError, "%s must be C-contiguous", name);
       return -1;

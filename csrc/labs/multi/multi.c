@@ -167,6 +167,7 @@ static PyObject *py_allreduce(PyObject *m, PyObject *args) {
     if (!gl_DeviceArray_Check(item))
       return PyErr_Format(PyExc_TypeError, "arrays[%d] must be a gpulab.DeviceArray", i);
     gl_DeviceArrayObject *a = (gl_DeviceArrayObject *)item;
+    gl_devarray_forget_mirror(a);
     int rank, world, device;
     glc_multi_comm_info(comms[i], &rank, &world, &device);
     if (gl_check_device_array(a, "arrays[i]", -1, 1) < 0) return NULL;
@@ -227,6 +228,7 @@ static PyObject *py_reduce(PyObject *m, PyObject *args) {
       if (!gl_DeviceArray_Check(item))
         return PyErr_Format(PyExc_TypeError, "parts[%d] must be a gpulab.DeviceArray", i);
       gl_DeviceArrayObject *a = (gl_DeviceArrayObject *)item;
+      gl_devarray_forget_mirror(a);
       if (gl_check_device_array(a, "part", -1, 0) < 0) return NULL;
       if (gl_dtype_code(a->dtype) != dtype)
         return PyErr_Format(PyExc_TypeError, "parts[%d] has another dtype", i);
@@ -264,6 +266,7 @@ typedef struct {
 static int grid_of(PyObject *obj, const char *argname, int writeable, grid *g) {
   if (gl_DeviceArray_Check(obj)) {
     gl_DeviceArrayObject *a = (gl_DeviceArrayObject *)obj;
+    gl_devarray_forget_mirror(a);
     if (gl_check_device_array(a, argname, -1, writeable) < 0) return -1;
     g->data = a->ptr;
     g->ndim = a->ndim;

@@ -2,6 +2,7 @@
  * a NumPy scalar for NumPy arrays, a 0-d DeviceArray computed asynchronously for device arrays). */
 #include "cpu.h"
 #include "csrc/core/operands.h"
+#include "cuda/reduce/mirrored.h"
 #include "cuda/reduce/reduce.h"
 #include "variants.h"
 
@@ -30,8 +31,19 @@ static int reduce_empty(const gl_operands_call *c) {
   return -1;
 }
 
+/* vec16_single_pass, the default: its last block also writes the value into a host mirror. */
+#define REDUCE_MIRRORED_VARIANT 12
+
+static int reduce_mirrors(const gl_operands_call *c) {
+  return c->variant->id == REDUCE_MIRRORED_VARIANT;
+}
+
 static int reduce_cuda(const gl_operands_call *c) {
   const gl_operands_block *block = c->params;
+  if (c->mirror)
+    return glc_reduce_mirrored(c->variant->id, block->value, c->mode, c->dtype,
+                               (size_t)c->in_size[0], c->in[0], c->out[0], c->mirror, c->mirror_tag,
+                               c->stream);
   return glc_reduce(c->variant->id, block->value, c->mode, c->dtype, (size_t)c->in_size[0],
                     c->in[0], c->out[0], c->stream);
 }
@@ -53,6 +65,7 @@ static const gl_operands_op reduce_op = {.ladder = &gl_ladder_reduce,
                                          .alike = 1,
                                          .scalar = 1,
                                          .empty = reduce_empty,
+                                         .mirrors = reduce_mirrors,
                                          .check_before_gpu = 1,
                                          .copy_misaligned = 1,
                                          .small_calls = 1};

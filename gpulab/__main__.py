@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _core, html_report, provenance, registry
 from . import device_info as gl_device_info
-from ._op import OPS
+from ._op import OPS, example_for
 from .bench import bench
 from .ceilings import ceilings
 from .report import device_table, results_table
@@ -49,13 +49,23 @@ def run_op(name, fn, gpu, args, rng, not_run):
         dev_args = [_core.to_device(a) if isinstance(a, np.ndarray) else a for a in host_args]
         for v in registry.variants(name):
             if v.backend == "cuda":
-                run(v, n, dev_args, repeat=args.repeat, peers=not args.no_peers)
+                # a variant of other dtypes (matmul's float16 rungs) gets the example in its own
+                theirs = dev_args if _takes(v, host_args) else [
+                    _core.to_device(a) if isinstance(a, np.ndarray) else a
+                    for a in example_for(spec, v, n, rng)]
+                run(v, n, theirs, repeat=args.repeat, peers=not args.no_peers)
     n = max(1, int(spec.demo_size["cpu"] * args.scale))
     host_args = spec.example(n, rng)
     for v in registry.variants(name):
         if v.backend == "cpu":
             run(v, n, host_args, repeat=max(3, args.repeat // 4))
     return results
+
+
+def _takes(v, host_args):
+    """Whether variant v takes the dtype of the example's first array."""
+    first = next((a for a in host_args if isinstance(a, np.ndarray)), None)
+    return first is None or first.dtype.name in v.dtypes
 
 
 def user_path_section(wanted, args):

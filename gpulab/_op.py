@@ -66,6 +66,20 @@ def op(name: str, cost: Callable[..., Cost], size: Callable[..., int], example: 
     return mark
 
 
+def example_for(spec: OpSpec, v, n: int, rng) -> tuple:
+    """spec.example(n, rng) in a dtype that variant v takes: where v takes none of the example's
+    floating-point dtype (matmul's float16 and bfloat16 rungs), its floating-point NumPy arrays
+    are cast to v's first dtype; otherwise the example as it is."""
+    import numpy as np
+    args = spec.example(n, rng)
+    first = next((a for a in args if isinstance(a, np.ndarray)), None)
+    if v is None or first is None or first.dtype.name in v.dtypes or first.dtype.kind != "f":
+        return args
+    want = np.dtype(v.dtypes[0])
+    return tuple(a.astype(want) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a
+                 for a in args)
+
+
 def spec_of(fn) -> OpSpec:
     spec = getattr(fn, "__gpulab_op__", None)
     if spec is None:

@@ -247,7 +247,9 @@ def bench(fn, *args, repeat=None, warmup=None, budget_s=None, flush_l2=True, pee
     on_device = any(_is_device(a) for a in args)
     if kw.get("variant") is None:
         gpu = on_device or _core.cuda_available()
-        variant = registry.best(spec.name, "cuda" if gpu else "cpu")
+        first = _first_array(args)
+        variant = registry.best(spec.name, "cuda" if gpu else "cpu",
+                                getattr(first, "dtype", None))
     else:
         variant = registry.find(spec.name, kw["variant"])
     kw = {**kw, "variant": variant.id}

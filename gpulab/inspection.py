@@ -26,7 +26,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from . import _core, registry
-from ._op import OPS
+from ._op import OPS, example_for
 from .kernel_source import Snippet, definition, helpers
 from .table import Table
 
@@ -261,9 +261,9 @@ def _occupancy_rows(kernel, attributes, launches, limits) -> List[OccupancyRow]:
     return rows
 
 
-def _example_arguments(op):
-    spec = OPS[op].__gpulab_op__
-    host = spec.example(INSPECT_SIZE, np.random.default_rng(0))
+def _example_arguments(v):
+    spec = OPS[v.op].__gpulab_op__
+    host = example_for(spec, v, INSPECT_SIZE, np.random.default_rng(0))
     return [_core.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
 
 
@@ -272,7 +272,7 @@ def _noted_launches(v, tunables):
     fn = OPS.get(v.op)
     if fn is None:
         raise ValueError(f"op: {v.op} has no Python function to run (gpulab._op.OPS)")
-    args = _example_arguments(v.op)
+    args = _example_arguments(v)
     blocks = [tunables["block"]] if "block" in tunables else \
         list(v.tunables["block"]["values"]) if "block" in v.tunables else [None]
     counted, notes = 0, []

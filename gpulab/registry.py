@@ -21,6 +21,9 @@ class Variant:
     # ops with modes (reduce's op="sum"|"min"|"max"): the dtypes each mode supports
     support: Dict[str, tuple] = field(default_factory=dict)
     best: bool = False
+    # variant=None's pick on its backend for the dtypes it takes that the `best` one does not
+    # (matmul's float16 and bfloat16): best(op, backend, dtype) finds it
+    best_for_dtypes: bool = False
     deterministic: bool = False
     # a deliberate data race (the concepts lab's demos): results vary, within bounds, and the
     # sanitizer runs that must come out clean leave it to its lab's driver
@@ -67,7 +70,8 @@ def _tunables_text(tunables):
 def _described(v: Variant) -> dict:
     """The fields of v worth reading, as text, in reading order."""
     out = {"op": v.op, "id": v.id, "name": v.name, "backend": v.backend,
-           "best": "yes" if v.best else "", "summary": v.summary, "seed": v.seed,
+           "best": "yes" if v.best else "for " + " ".join(v.dtypes) if v.best_for_dtypes else "",
+           "summary": v.summary, "seed": v.seed,
            "tunables": _tunables_text(v.tunables), "dtypes": " ".join(v.dtypes)}
     flags = [name for name in ("deterministic", "racy", "device_launches")
              if getattr(v, name)]
@@ -153,5 +157,24 @@ def find(op: str, variant) -> Variant:
     raise ValueError(f"variant: {op} has no variant {variant!r}; known: {known}")
 
 
-def best(op: str, backend: str) -> Variant:
-    return next(v for v in variants(op) if v.backend == backend and v.best)
+def best(op: str, backend: str, dtype=None) -> Variant:
+    """The variant variant=None runs on backend: the best one, or for a dtype it does not take
+    (a NumPy dtype or its name), the variant flagged best_for_dtypes that takes it."""
+    first = next(v for v in variants(op) if v.backend == backend and v.best)
+    name = _dtype_name(dtype)
+    if name is None or name in first.dtypes:
+        return first
+    return next((v for v in variants(op) if v.backend == backend and v.best_for_dtypes
+                 and name in v.dtypes), first)
+
+
+def _dtype_name(dtype):
+    """A dtype's name as the records write it ('float16', 'bfloat16'), from a NumPy dtype, a
+    name or a PyTorch dtype (torch.bfloat16); None for None."""
+    if dtype is None:
+        return None
+    try:
+        import numpy as np
+        return np.dtype(dtype).name
+    except TypeError:
+        return str(dtype).rpartition(".")[2]

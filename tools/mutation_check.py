@@ -6,8 +6,8 @@ tree, a read of uninitialized shared memory. Each copy is rebuilt incrementally 
 built once; a plant recompiles the one object it touches, plus the binding's C files and the
 link), then the matching compute-sanitizer tool runs the matching driver of tools/sanitize/ in
 exact allocation mode. The check passes only if every plant is reported by the sanitizer (its
-error or hazard summary is not zero), and if the same commands on the unplanted base report
-nothing. It fails, too, when a lab of the registry has no plant: a new lab adds its own below.
+error or hazard summary is not zero; for a plant no sanitizer can see, tool "result", the driver's
+own result check), and if the same commands on the unplanted base report nothing. It fails, too, when a lab of the registry has no plant: a new lab adds its own below.
 
     python3 tools/mutation_check.py [--out FILE] [--jobs N] [--keep DIR] [--only NAME,...]
                                     [--run-timeout SECONDS]
@@ -277,6 +277,22 @@ PLANTS: List[Plant] = [
           find="for (; t + STAGES - 1 < k_whole; ++t",
           replace="for (; t + STAGES - 1 <= k_whole; ++t",
           tool="memcheck", driver=("linalg.py", "--only", "matmul:12")),
+    # The WMMA rungs' element-wise tile load (k % 8 != 0) letting column k through: on the last
+    # row of A, one element past A's end (its product meets a zero of B's guarded tile, so the
+    # result stays right and only memcheck can tell).
+    Plant("linalg-wmma-tail-one-past", "linalg", "read one past the end of A in a WMMA tile tail",
+          "cuda/linalg/hgemm_tiles.cuh", after="__device__ __forceinline__ void load_tile_sync(",
+          find="if (col + j < cols_in) chunk.e[j] = p[j];",
+          replace="if (col + j <= cols_in) chunk.e[j] = p[j];",
+          tool="memcheck", driver=("linalg.py", "--only", "matmul:13")),
+    # The WMMA multistage consumer waiting for one cp.async group too few: it reads the stage of
+    # slice t while that slice's copies may still be in flight. No sanitizer sees cp.async's
+    # completion, so the driver's own result check is the tool ("result": wrong results).
+    Plant("linalg-wmma-multistage-read-before-wait", "linalg",
+          "a cp.async stage read before cp.async.wait_group", "cuda/linalg/hgemm_wmma_multistage.cu",
+          after="hgemm_wmma_multistage(size_t m, size_t n, size_t k,",
+          find="cp_async_wait<STAGES - 2>();", replace="cp_async_wait<STAGES - 1>();",
+          tool="result", driver=("linalg.py", "--only", "matmul:14", "--inputs", "device")),
     # S3's thread-per-row SpMV walking one nonzero too far: the last stored row reads indices and
     # data one past their end (other rows read their neighbour's first entry, in bounds).
     Plant("sparse-row-one-past", "sparse", "read one past the end of a CSR row",
@@ -391,6 +407,8 @@ PLANTS: List[Plant] = [
 
 
 def sanitizer_command(tool, driver):
+    if tool == "result":  # the driver alone, its own result checks the tool
+        return [sys.executable, os.path.join("tools", "sanitize", driver[0]), *driver[1:]]
     cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", str(ERROR_EXIT)]
     if tool == "memcheck":
         cmd += ["--padding", MEMCHECK_PADDING]
@@ -398,7 +416,10 @@ def sanitizer_command(tool, driver):
 
 
 def reported(tool, output):
-    """The number of errors or hazards the sanitizer's summary reports (0 when none)."""
+    """The number of errors or hazards the sanitizer's summary reports (0 when none); for the
+    "result" tool, the driver's wrong results."""
+    if tool == "result":
+        return len(re.findall(r"^wrong result", output, re.M))
     pattern = r"RACECHECK SUMMARY: (\d+) hazard" if tool == "racecheck" else \
         r"ERROR SUMMARY: (\d+) error"
     found = re.findall(pattern, output)

@@ -1,8 +1,48 @@
 /* Argument checks shared by the ops: each message names the argument and what was expected. */
 #include "args.h"
 
+#include <string.h>
+
+/* ml_dtypes' bfloat16 (its scalar type is named "ml_dtypes.bfloat16"), once seen or imported. */
+static int bfloat16_typenum = NPY_NOTYPE;
+
+static int is_bfloat16(PyArray_Descr *dtype) {
+  if (dtype->type_num < NPY_USERDEF || PyDataType_ELSIZE(dtype) != 2) return 0;
+  if (dtype->type_num == bfloat16_typenum) return 1;
+  const char *name = dtype->typeobj ? dtype->typeobj->tp_name : "";
+  if (strcmp(name, "ml_dtypes.bfloat16") != 0 && strcmp(name, "bfloat16") != 0) return 0;
+  bfloat16_typenum = dtype->type_num;
+  return 1;
+}
+
+int gl_bfloat16_typenum(void) {
+  if (bfloat16_typenum != NPY_NOTYPE) return bfloat16_typenum;
+  PyObject *module = PyImport_ImportModule("ml_dtypes");
+  if (!module) {
+    PyErr_Clear();
+    PyErr_SetString(PyExc_TypeError,
+                    "bfloat16 arrays need NumPy's bfloat16 from the ml_dtypes package (pip "
+                    "install ml_dtypes, or gpulab[bfloat16]), which is not installed");
+    return NPY_NOTYPE;
+  }
+  PyObject *type = PyObject_GetAttrString(module, "bfloat16");
+  Py_DECREF(module);
+  PyArray_Descr *descr = NULL;
+  if (type && PyArray_DescrConverter(type, &descr) && is_bfloat16(descr)) {
+    Py_DECREF(descr);
+    Py_DECREF(type);
+    return bfloat16_typenum;
+  }
+  Py_XDECREF(descr);
+  Py_XDECREF(type);
+  PyErr_Clear();
+  PyErr_SetString(PyExc_TypeError, "ml_dtypes.bfloat16 is not a 2-byte NumPy dtype");
+  return NPY_NOTYPE;
+}
+
 int gl_dtype_code(PyArray_Descr *dtype) {
   if (!PyArray_ISNBO(dtype->byteorder)) return -1;
+  if (is_bfloat16(dtype)) return GLC_BF16;
   switch (dtype->type_num) {
     case NPY_FLOAT32:
       return GLC_F32;
@@ -22,22 +62,26 @@ int gl_dtype_code(PyArray_Descr *dtype) {
       return GLC_I16;
     case NPY_UINT32:
       return GLC_U32;
+    case NPY_HALF:
+      return GLC_F16;
     default:
       return -1;
   }
 }
 
-static const char *const dtype_names[GL_DTYPE_COUNT] = {
-    "float32", "float64", "int32", "int64", "uint8", "int8", "uint16", "int16", "uint32"};
+static const char *const dtype_names[GL_DTYPE_COUNT] = {"float32", "float64", "int32",   "int64",
+                                                        "uint8",   "int8",    "uint16",  "int16",
+                                                        "uint32",  "float16", "bfloat16"};
 
 const char *gl_dtype_name(int code) {
   return code >= 0 && code < GL_DTYPE_COUNT ? dtype_names[code] : "unknown";
 }
 
 int gl_dtype_typenum(int code) {
-  static const int typenums[GL_DTYPE_COUNT] = {NPY_FLOAT32, NPY_FLOAT64, NPY_INT32,
-                                               NPY_INT64,   NPY_UINT8,   NPY_INT8,
-                                               NPY_UINT16,  NPY_INT16,   NPY_UINT32};
+  static const int typenums[GL_DTYPE_COUNT] = {NPY_FLOAT32, NPY_FLOAT64, NPY_INT32,  NPY_INT64,
+                                               NPY_UINT8,   NPY_INT8,    NPY_UINT16, NPY_INT16,
+                                               NPY_UINT32,  NPY_HALF,    NPY_NOTYPE};
+  if (code == GLC_BF16) return gl_bfloat16_typenum();
   return code >= 0 && code < GL_DTYPE_COUNT ? typenums[code] : NPY_NOTYPE;
 }
 

@@ -8,13 +8,18 @@
 /* dtype masks, by enum glc_dtype */
 #define GL_DT(code) (1u << (code))
 #define GL_FLOATS (GL_DT(GLC_F32) | GL_DT(GLC_F64))
+/* float16 and bfloat16: the tensor-core GEMM's operands (matmul), no other op's */
+#define GL_HALVES (GL_DT(GLC_F16) | GL_DT(GLC_BF16))
 
 /* enum glc_dtype of a NumPy dtype, or -1; the name of a code ("float32", ...) and its NumPy type
- * number. */
+ * number. bfloat16 is ml_dtypes' NumPy dtype, a user type whose number NumPy gives it at run
+ * time: gl_dtype_typenum(GLC_BF16) imports ml_dtypes, and is NPY_NOTYPE with TypeError set where
+ * it is not installed (gl_bfloat16_typenum). */
 int gl_dtype_code(PyArray_Descr *dtype);
 const char *gl_dtype_name(int code);
 int gl_dtype_typenum(int code);
-#define GL_DTYPE_COUNT 9
+int gl_bfloat16_typenum(void);
+#define GL_DTYPE_COUNT 11
 /* Checks a NumPy array argument; messages name the argument. ndim -1: any. Returns 0 or -1 with
  * an error. */
 int gl_check_host_array(PyObject *obj, const char *argname, int ndim, int writeable);

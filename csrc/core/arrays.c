@@ -11,7 +11,9 @@
 #include "transfer.h"
 
 static int numeric_dtype(PyArray_Descr *dtype, const char *argname) {
-  if (PyTypeNum_ISNUMBER(dtype->type_num) || dtype->type_num == NPY_BOOL) return 0;
+  if (PyTypeNum_ISNUMBER(dtype->type_num) || dtype->type_num == NPY_BOOL ||
+      gl_dtype_code(dtype) == GLC_BF16)
+    return 0;
   PyErr_Format(PyExc_TypeError, "%s: dtype %S can't live on the device (numbers and bool only)",
                argname, (PyObject *)dtype);
   return -1;

@@ -11,6 +11,11 @@
 /* ---- CUDA Array Interface ---- */
 
 PyObject *gl_devarray_cai(gl_DeviceArrayObject *self, void *closure) {
+  /* AttributeError, so that hasattr() is False and consumers (PyTorch) take DLPack instead */
+  if (gl_dtype_code(self->dtype) == GLC_BF16)
+    return PyErr_Format(PyExc_AttributeError,
+                        "bfloat16 has no typestr in the CUDA Array Interface; export it through "
+                        "DLPack (torch.from_dlpack)");
   gl_devarray_forget_mirror(self);
   PyObject *typestr = PyUnicode_FromFormat("%c%c%d", self->dtype->byteorder == '|' ? '|' : '<',
                                            self->dtype->kind, (int)PyDataType_ELSIZE(self->dtype));

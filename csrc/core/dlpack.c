@@ -2,6 +2,8 @@
  * Interface and DLPack, and the ordering of a producer's stream before a consumer's. */
 #include "dlpack.h"
 
+#include "args.h"
+
 PyArray_Descr *gl_descr_from_typestr(PyObject *typestr) {
   PyArray_Descr *descr = NULL;
   if (!PyArray_DescrConverter(typestr, &descr)) return NULL;
@@ -16,6 +18,10 @@ PyArray_Descr *gl_descr_from_typestr(PyObject *typestr) {
 int gl_dl_dtype_from_descr(PyArray_Descr *d, gl_DLDataType *out) {
   out->bits = (uint8_t)(PyDataType_ELSIZE(d) * 8);
   out->lanes = 1;
+  if (gl_dtype_code(d) == GLC_BF16) { /* ml_dtypes' bfloat16, a user type of kind 'V' */
+    out->code = GL_DL_BFLOAT;
+    return 0;
+  }
   switch (d->kind) {
     case 'b':
       out->code = GL_DL_BOOL;
@@ -55,6 +61,14 @@ PyArray_Descr *gl_descr_from_dl(gl_DLDataType t) {
     case GL_DL_COMPLEX:
       kind = 'c';
       break;
+    case GL_DL_BFLOAT: /* PyTorch exports its bfloat16 this way only (no CAI typestr for it) */
+      if (t.lanes != 1 || t.bits != 16)
+        return PyErr_Format(PyExc_BufferError,
+                            "DLPack bfloat16 with %d lanes of %d bits is not supported", t.lanes,
+                            t.bits),
+               NULL;
+      if (gl_bfloat16_typenum() == NPY_NOTYPE) return NULL;
+      return PyArray_DescrFromType(gl_bfloat16_typenum());
     default:
       return PyErr_Format(PyExc_BufferError, "DLPack dtype code %d is not supported", t.code), NULL;
   }

@@ -17,6 +17,12 @@
 /* Below this many elements in and out, a CPU variant keeps the GIL: releasing it costs more. */
 #define GL_OPERANDS_RELEASE_GIL_MIN (1 << 16)
 
+static int has_best_for_dtypes(const gl_ladder *ladder) {
+  for (int i = 0; i < ladder->count; i++)
+    if (ladder->variants[i].flags & GL_BEST_FOR_DTYPES) return 1;
+  return 0;
+}
+
 /* The mode, the variant, its tunables and where it runs; refuses a CPU variant with a stream or
  * on device arrays, and a CUDA variant without a GPU (on NumPy arrays of a check_before_gpu op,
  * run_on_host asks later). */
@@ -27,7 +33,9 @@ static int resolve(const gl_operands_op *op, PyObject *const *inputs, PyObject *
   if (gl_classify_operands(op->n_in, inputs, names, on_device) < 0) return -1;
   if (op->ladder->modes && gl_resolve_mode(op->ladder, mode, &call->mode) < 0) return -1;
   call->variant = gl_resolve_variant(op->ladder, variant, *on_device || gl_gpu_ready());
-  if (!call->variant || (op->configure && op->configure(call) < 0)) return -1;
+  /* variant=None on a ladder with defaults by dtype: configured once the dtype has picked */
+  call->by_default = variant == Py_None && has_best_for_dtypes(op->ladder);
+  if (!call->variant || (op->configure && !call->by_default && op->configure(call) < 0)) return -1;
   const gl_variant *v = call->variant;
   if (v->backend == GL_BACKEND_CPU && stream != Py_None) {
     PyErr_Format(PyExc_ValueError, "stream: variant %d (%s) runs on the CPU", v->id, v->name);
@@ -52,6 +60,11 @@ static int resolve(const gl_operands_op *op, PyObject *const *inputs, PyObject *
  * mode's refusal lists what the variant does). */
 static int check_first_dtype(const gl_operands_op *op, PyArray_Descr *dtype,
                              gl_operands_call *call) {
+  if (call->by_default) { /* the dtype's own default (GL_BEST_FOR_DTYPES), then its tunables */
+    call->variant = gl_best_for_dtype(op->ladder, call->variant, gl_dtype_code(dtype));
+    call->by_default = 0;
+    if (op->configure && op->configure(call) < 0) return -1;
+  }
   const unsigned both = op->dtypes & call->variant->dtypes;
   const unsigned allowed = op->ladder->modes ? op->dtypes : both ? both : call->variant->dtypes;
   call->dtype = gl_dtype_code(dtype);

@@ -45,7 +45,10 @@ typedef struct {
   int in_ndim[GL_OPERANDS_MAX];        /* each input's ndim */
   Py_ssize_t in_size[GL_OPERANDS_MAX]; /* each input's elements */
   int mode;                            /* the ladder's mode, for ladders with modes */
-  const void *in[GL_OPERANDS_MAX];     /* host or device memory: where the variant runs */
+  /* variant=None on a ladder with GL_BEST_FOR_DTYPES variants: the first input's dtype picks the
+   * variant, which is configured then */
+  int by_default;
+  const void *in[GL_OPERANDS_MAX]; /* host or device memory: where the variant runs */
   /* Set by the op's outputs callback (out by the driver): */
   int out_ndim[GL_OPERANDS_MAX];
   int out_type[GL_OPERANDS_MAX]; /* NumPy type numbers */

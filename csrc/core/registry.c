@@ -70,6 +70,17 @@ const gl_variant *gl_resolve_variant(const gl_ladder *ladder, PyObject *variant,
   return NULL;
 }
 
+const gl_variant *gl_best_for_dtype(const gl_ladder *ladder, const gl_variant *best, int dtype) {
+  if (dtype < 0 || (best->dtypes & GL_DT(dtype))) return best;
+  for (int i = 0; i < ladder->count; i++) {
+    const gl_variant *v = &ladder->variants[i];
+    if (v->backend == best->backend && (v->flags & GL_BEST_FOR_DTYPES) &&
+        (v->dtypes & GL_DT(dtype)))
+      return v;
+  }
+  return best;
+}
+
 static const gl_tunable *find_tunable(const gl_variant *v, const char *name) {
   for (int i = 0; i < GL_MAX_TUNABLES; i++)
     if (v->tunables[i].name && strcmp(v->tunables[i].name, name) == 0) return &v->tunables[i];
@@ -217,11 +228,12 @@ static PyObject *variant_dict(const gl_lab *lab, const gl_ladder *ladder, const 
     Py_XDECREF(support);
     return NULL;
   }
-  return Py_BuildValue("{s:s,s:s,s:i,s:s,s:s,s:s,s:s,s:N,s:N,s:N,s:O,s:O,s:O,s:O,s:z,s:z}", "lab",
-                       lab->name, "op", ladder->op, "id", v->id, "name", v->name, "backend",
+  return Py_BuildValue("{s:s,s:s,s:i,s:s,s:s,s:s,s:s,s:N,s:N,s:N,s:O,s:O,s:O,s:O,s:O,s:z,s:z}",
+                       "lab", lab->name, "op", ladder->op, "id", v->id, "name", v->name, "backend",
                        v->backend == GL_BACKEND_CUDA ? "cuda" : "cpu", "summary", v->summary,
                        "seed", v->seed, "tunables", tunables, "dtypes", dtypes, "support", support,
-                       "best", (v->flags & GL_BEST) ? Py_True : Py_False, "deterministic",
+                       "best", (v->flags & GL_BEST) ? Py_True : Py_False, "best_for_dtypes",
+                       (v->flags & GL_BEST_FOR_DTYPES) ? Py_True : Py_False, "deterministic",
                        (v->flags & GL_DETERMINISTIC) ? Py_True : Py_False, "racy",
                        (v->flags & GL_RACY) ? Py_True : Py_False, "device_launches",
                        (v->flags & GL_DEVICE_LAUNCHES) ? Py_True : Py_False, "kernels", v->kernels,

@@ -17,8 +17,10 @@ typedef enum { GL_BACKEND_CUDA = 0, GL_BACKEND_CPU = 1 } gl_backend;
  * and its lab's driver shows that racecheck reports it where it can see it (shared memory). */
 #define GL_RACY (1u << 2)
 /* Every variant computes its op (the registry-driven tests hold each to the op's reference): a
- * ceiling an op is measured against is a reference line (gl.ceilings()), never a variant. Bit 3
- * is free. */
+ * ceiling an op is measured against is a reference line (gl.ceilings()), never a variant. */
+/* variant=None's pick on its backend for the dtypes it takes that the backend's GL_BEST variant
+ * does not (matmul's float16 and bfloat16, on the tensor cores): one such variant per dtype. */
+#define GL_BEST_FOR_DTYPES (1u << 3)
 /* Launches kernels from the device (CUDA dynamic parallelism). compute-sanitizer's initcheck,
  * racecheck and synccheck do not follow such launches (they warn and count the warning as an
  * error); memcheck does, so the sanitizer drivers give these variants to memcheck alone. */
@@ -91,6 +93,10 @@ const gl_ladder *gl_ladder_find(const char *op);
 /* Resolves a variant= argument (None, int id or str name) for op. gpu says where the op runs
  * when variant is None. Returns the variant, or NULL with ValueError/TypeError set. */
 const gl_variant *gl_resolve_variant(const gl_ladder *ladder, PyObject *variant, int gpu);
+
+/* For a variant that variant=None picked (best): the ladder's GL_BEST_FOR_DTYPES variant of its
+ * backend that takes dtype (enum glc_dtype) when best does not, else best. */
+const gl_variant *gl_best_for_dtype(const gl_ladder *ladder, const gl_variant *best, int dtype);
 
 /* Resolves a tunable argument (None or int) against the variant's allowed values. Returns 0 and
  * sets *value, or -1 with ValueError set. A variant without the tunable accepts only None

@@ -31,7 +31,8 @@ typedef void *glc_event;
 
 /* Element types understood by the kernels. The small integer types are the histogram lab's
  * (uint8 images and byte data) and uint32 the sort lab's keys; every other op's dtype mask leaves
- * them out. */
+ * them out. float16 and bfloat16 are the linalg lab's tensor-core GEMM operands, and only theirs.
+ */
 enum glc_dtype {
   GLC_F32 = 0,
   GLC_F64 = 1,
@@ -41,7 +42,9 @@ enum glc_dtype {
   GLC_I8 = 5,
   GLC_U16 = 6,
   GLC_I16 = 7,
-  GLC_U32 = 8
+  GLC_U32 = 8,
+  GLC_F16 = 9,
+  GLC_BF16 = 10
 };
 
 /* True (non-null) only when the CUDA part is linked in. */

@@ -21,6 +21,7 @@
 #include <mutex>
 
 #include "cublas.cuh"
+#include "cublas_status.cuh"
 #include "cuda/core/errors.cuh"
 #include "cuda/core/gpulab_core.h"
 #include "cuda/core/launch.cuh"
@@ -61,28 +62,6 @@ const CublasApi &cublas_api() {
   return api;
 }
 
-// cuBLAS statuses as the CUDA error codes the rest of gpulab reports; call names the function.
-int cublas_fail(cublasStatus_t status, const char *call) {
-  switch (status) {
-    case CUBLAS_STATUS_SUCCESS:
-      return cudaSuccess;
-    case CUBLAS_STATUS_ALLOC_FAILED:
-      return glc_fail(cudaErrorMemoryAllocation, call);
-    case CUBLAS_STATUS_INVALID_VALUE:
-      return glc_fail(cudaErrorInvalidValue, call);
-    case CUBLAS_STATUS_ARCH_MISMATCH:
-      return glc_fail(cudaErrorNoKernelImageForDevice, call);
-    case CUBLAS_STATUS_NOT_SUPPORTED:
-      return glc_fail(cudaErrorNotSupported, call);
-    case CUBLAS_STATUS_NOT_INITIALIZED:
-      return glc_fail(cudaErrorInitializationError, call);
-    case CUBLAS_STATUS_EXECUTION_FAILED:
-      return glc_fail(cudaErrorLaunchFailure, call);
-    default:
-      return glc_fail(cudaErrorUnknown, call);
-  }
-}
-
 std::mutex handles_lock;  // guards the handles, and each handle's stream and math mode per call
 cublasHandle_t handles[glc_cached_devices];
 
@@ -90,7 +69,7 @@ cublasHandle_t handles[glc_cached_devices];
 int device_handle(const CublasApi &api, cublasHandle_t *handle) {
   return glc_device_handle(
       handles, "cuBLAS handle (device ordinal past 63)",
-      [&](cublasHandle_t *made) { return cublas_fail(api.create(made), "cublasCreate_v2"); },
+      [&](cublasHandle_t *made) { return glc_cublas_status(api.create(made), "cublasCreate_v2"); },
       handle);
 }
 
@@ -106,9 +85,9 @@ int with_handle(cudaStream_t stream, cublasMath_t mode, Call &&call) {
   cublasHandle_t handle = nullptr;
   int code = device_handle(api, &handle);
   if (code) return code;
-  code = cublas_fail(api.set_stream(handle, stream), "cublasSetStream_v2");
+  code = glc_cublas_status(api.set_stream(handle, stream), "cublasSetStream_v2");
   if (code) return code;
-  code = cublas_fail(api.set_math_mode(handle, mode), "cublasSetMathMode");
+  code = glc_cublas_status(api.set_math_mode(handle, mode), "cublasSetMathMode");
   if (code) return code;
   return call(api, handle);
 }
@@ -125,13 +104,13 @@ int glc_cublas_gemv(int dtype, size_t m, size_t n, const void *a, const void *x,
   return with_handle(stream, CUBLAS_DEFAULT_MATH, [&](const CublasApi &api, cublasHandle_t h) {
     if (dtype == GLC_F64) {
       const double one = 1.0, zero = 0.0;
-      return cublas_fail(
+      return glc_cublas_status(
           api.dgemv(h, CUBLAS_OP_T, rows, cols, &one, static_cast<const double *>(a), rows,
                     static_cast<const double *>(x), 1, &zero, static_cast<double *>(y), 1),
           "cublasDgemv_v2");
     }
     const float one = 1.0f, zero = 0.0f;
-    return cublas_fail(
+    return glc_cublas_status(
         api.sgemv(h, CUBLAS_OP_T, rows, cols, &one, static_cast<const float *>(a), rows,
                   static_cast<const float *>(x), 1, &zero, static_cast<float *>(y), 1),
         "cublasSgemv_v2");
@@ -148,13 +127,13 @@ int glc_cublas_gemm(int dtype, bool tf32, size_t m, size_t n, size_t k, const vo
   return with_handle(stream, mode, [&](const CublasApi &api, cublasHandle_t h) {
     if (dtype == GLC_F64) {
       const double one = 1.0, zero = 0.0;
-      return cublas_fail(
+      return glc_cublas_status(
           api.dgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, static_cast<const double *>(b), N,
                     static_cast<const double *>(a), K, &zero, static_cast<double *>(c), N),
           "cublasDgemm_v2");
     }
     const float one = 1.0f, zero = 0.0f;
-    return cublas_fail(
+    return glc_cublas_status(
         api.sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, static_cast<const float *>(b), N,
                   static_cast<const float *>(a), K, &zero, static_cast<float *>(c), N),
         "cublasSgemm_v2");

@@ -46,6 +46,11 @@ enum glc_matmul_variant {
   GLC_MATMUL_CUBLAS_TF32 = 11,    /* cuBLAS SGEMM with TF32 tensor-op math: variant 10's peer */
   GLC_MATMUL_MULTISTAGE = 12,     /* warp tiles, 2-4 cp.async stages, two 128-row blocks or one
                                    * 256-row block an SM (after 8) */
+  /* float16 and bfloat16 on the tensor cores, FP32 accumulation (glc_hgemm, cuda/linalg/hgemm.h) */
+  GLC_MATMUL_WMMA = 13,            /* WMMA 16x16x16 from padded shared tiles (S4's API) */
+  GLC_MATMUL_WMMA_MULTISTAGE = 14, /* the same fed by a 2-4 stage cp.async pipeline */
+  /* 15: GLC_MATMUL_MMA_SYNC, mma.sync m16n8k16 + ldmatrix (cuda/linalg/hgemm_mma.cu) */
+  GLC_MATMUL_CUBLASLT = 16, /* cuBLASLt, its heuristic's best algorithm: the reference */
   /* CPU ladder */
   GLC_MATMUL_CPU_IJK = 100,
   GLC_MATMUL_CPU_IKJ = 101,

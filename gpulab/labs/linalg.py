@@ -2,7 +2,8 @@
 a ladder from S2's first loops to cuBLAS.
 
     gl.matvec(A, x)              # A @ x, A (M, N) float32 or float64, x (N,)
-    gl.matmul(A, B)              # A @ B, float32 (float64 on the CPU ladder and cuBLAS)
+    gl.matmul(A, B)              # A @ B, float32 (float64 on the CPU ladder and cuBLAS;
+                                 # float16, bfloat16 on the tensor cores, FP32 accumulation)
     gl.matmul(A, B, variant="shared_tiles", tile=16)
     gl.transpose(A)              # np.ascontiguousarray(A.T), 4- and 8-byte dtypes
 
@@ -84,11 +85,13 @@ def matvec(A, x, variant=None, block=None, stream=None):
 # ---------------------------------------------------------------- matmul
 
 
-def _matmul_cost(A, B, **_):
-    # 2 M N K flops; each operand read once and C written once (the least traffic)
+def _matmul_cost(A, B, out_dtype=None, **_):
+    # 2 M N K flops; each operand read once and C written once (the least traffic); C of
+    # float16/bfloat16 operands is 4-byte with out_dtype=float32
     m, k = _shape(A)
     n = _shape(B)[1]
-    return Cost(bytes=_itemsize(A) * (m * k + k * n + m * n), flops=2 * m * n * k)
+    out = _itemsize(A) if out_dtype is None else np.dtype(out_dtype).itemsize
+    return Cost(bytes=_itemsize(A) * (m * k + k * n) + out * m * n, flops=2 * m * n * k)
 
 
 def _matmul_example(n, rng):
@@ -119,10 +122,17 @@ def _cupy_matmul(A, B, **_):
 @op("matmul", cost=_matmul_cost, size=lambda A, *a, **_: numel(A), example=_matmul_example,
     demo_size={"gpu": 4096 * 4096, "cpu": 512 * 512},
     peers={"cupy": _cupy_matmul, "torch": _torch_matmul})
-def matmul(A, B, variant=None, stream=None, **tunables):
+def matmul(A, B, variant=None, stream=None, out_dtype=None, **tunables):
     """C = A @ B for C-contiguous (M, K) and (K, N) matrices of one dtype: float32 on every
-    variant, float64 on the CPU ladder and cuBLAS (variant 9). Any M, N, K >= 0, not only
-    multiples of a tile; K == 0 gives zeros.
+    variant, float64 on the CPU ladder and cuBLAS (variant 9), float16 and bfloat16 on the
+    tensor-core rungs (wmma, wmma_multistage, cublaslt) and the CPU's blocked_openmp. Any M, N,
+    K >= 0, not only multiples of a tile; K == 0 gives zeros.
+
+    float16 and bfloat16 (NumPy's bfloat16 is ml_dtypes'; PyTorch's comes through DLPack) are
+    summed in FP32 and C is rounded once to their dtype, or kept in float32 with
+    ``out_dtype=np.float32``; for float32 and float64, out_dtype is None or their own dtype. A and
+    B of different dtypes are a TypeError. variant=None on half-precision inputs runs the
+    tensor-core rung flagged ``best_for_dtypes`` (on the CPU, blocked_openmp).
 
     `variant`: None (the best where it runs), an id or a name from ``gl.variants("matmul")``.
     `tunables`: the variant's own, as its record lists them (``v.tunables``): ``tile`` (8, 16,
@@ -130,8 +140,10 @@ def matmul(A, B, variant=None, stream=None, **tunables):
     (8, 16), ``stages`` (2, 3, 4) and ``bm`` (128, 256; 256 with 8 warps only) for 12,
     multistage (``matmul_configurations`` lists the combinations). Every variant computes
     in FP32 except tf32_wmma and cublas_tf32, whose names say that they round A and B to TF32
-    (a 10-bit mantissa): their bound in tests/references/linalg.py is TF32's."""
-    return _core.matmul(A, B, variant, stream, tunables)
+    (a 10-bit mantissa): their bound in tests/references/linalg.py is TF32's. The tensor-core
+    rungs take ``bm``, ``bn`` (64, 128), ``bk`` (16, 32), and wmma_multistage ``stages`` (2, 3,
+    4); their bound is the half-precision one of tests/references/linalg.py."""
+    return _core.matmul(A, B, variant, stream, tunables, out_dtype)
 
 
 # The tunable combinations that matmul refuses although each value is in its variant's table

@@ -8,13 +8,14 @@ import pytest
 import gpulab as gl
 from conftest import CHECKS, GPU, all_variant_params, rng_for, to_device_args
 from references import check_variant
-from gpulab._op import OPS
+from gpulab._op import OPS, example_for
 
 EXAMPLE_SIZES = [1, 33, 1000, 100_003]
 
 
-def example(op, n, seed=0):
-    return OPS[op].__gpulab_op__.example(n, rng_for(op, n, seed))
+def example(op, n, seed=0, v=None):
+    """The op's example, in a dtype variant v takes (gpulab._op.example_for)."""
+    return example_for(OPS[op].__gpulab_op__, v, n, rng_for(op, n, seed))
 
 
 def array_of(got):
@@ -44,14 +45,14 @@ def test_every_op_has_a_reference():
 @pytest.mark.parametrize("v", all_variant_params())
 def test_matches_reference(v):
     for n in EXAMPLE_SIZES:
-        args = example(v.op, n)
+        args = example(v.op, n, v=v)
         check_variant(CHECKS, v, OPS[v.op](*args, variant=v.id), *args)
 
 
 @pytest.mark.parametrize("v", all_variant_params(backend="cuda"))
 def test_matches_reference_on_device(v):
     for n in EXAMPLE_SIZES:
-        args = example(v.op, n)
+        args = example(v.op, n, v=v)
         got = OPS[v.op](*to_device_args(args), variant=v.id)
         if v.op == "sort_pairs":  # keys and values (cg's result is a tuple too: not this)
             assert all(isinstance(part, gl.DeviceArray) for part in got)
@@ -63,7 +64,7 @@ def test_matches_reference_on_device(v):
 
 @pytest.mark.parametrize("v", [p for p in all_variant_params() if p.values[0].deterministic])
 def test_deterministic_variants_are_bit_identical(v):
-    args = example(v.op, 1_000_003)
+    args = example(v.op, 1_000_003, v=v)
     if v.backend == "cuda":
         dargs = to_device_args(args)
         runs = [bits_of(OPS[v.op](*dargs, variant=v.id)) for _ in range(2)]
@@ -105,7 +106,7 @@ CUDA_VARIANTS = [pytest.param(p.values[0], id=p.id) for p in all_variant_params(
 @nogpu
 @pytest.mark.parametrize("v", CUDA_VARIANTS)
 def test_cuda_variant_without_gpu_raises_no_device(v):
-    args = example(v.op, 1000)
+    args = example(v.op, 1000, v=v)
     with pytest.raises(gl.NoDeviceError) as e:
         OPS[v.op](*args, variant=v.id)
     err = e.value
@@ -122,7 +123,7 @@ def test_cuda_variant_without_gpu_raises_no_device(v):
 @nogpu
 @pytest.mark.parametrize("v", CUDA_VARIANTS)
 def test_cuda_variant_without_gpu_raises_no_device_for_empty_input(v):
-    args = [a[:0] if isinstance(a, np.ndarray) else a for a in example(v.op, 1000)]
+    args = [a[:0] if isinstance(a, np.ndarray) else a for a in example(v.op, 1000, v=v)]
     with pytest.raises(gl.NoDeviceError):
         OPS[v.op](*args, variant=v.id)
 

@@ -37,7 +37,7 @@ def test_plant_applies_once(plant, tmp_path):
     planted = (tree / plant.file).read_text()
     assert planted != original and plant.replace in planted
     assert os.path.isfile(os.path.join(ROOT, "tools", "sanitize", plant.driver[0]))
-    assert plant.tool in ("memcheck", "initcheck", "racecheck", "synccheck")
+    assert plant.tool in ("memcheck", "initcheck", "racecheck", "synccheck", "result")
 
 
 def test_a_plant_that_no_longer_fits_is_refused(tmp_path):

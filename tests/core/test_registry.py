@@ -10,7 +10,7 @@ import gpulab as gl
 from gpulab._op import OPS
 
 KNOWN_DTYPES = {"float32", "float64", "int32", "int64", "uint8", "int8", "uint16", "int16",
-                "uint32"}
+                "uint32", "float16", "bfloat16"}
 
 
 def test_registry_is_not_empty():
@@ -64,6 +64,22 @@ def test_exactly_one_best_per_backend(op):
     best = collections.Counter(v.backend for v in gl.variants(op) if v.best)
     for backend in {v.backend for v in gl.variants(op)}:
         assert best[backend] == 1, f"{op}: {best[backend]} best {backend} variants"
+
+
+@pytest.mark.parametrize("op", list(OPS))
+def test_best_for_dtypes_covers_only_what_best_does_not(op):
+    """A best_for_dtypes variant (variant=None's pick for the dtypes its backend's best does not
+    take) takes none of best's dtypes, and no two of them on a backend share a dtype."""
+    for backend in {v.backend for v in gl.variants(op)}:
+        best = gl.registry.best(op, backend)
+        seen = set()
+        for v in gl.variants(op):
+            if v.backend == backend and v.best_for_dtypes:
+                assert not v.best and not set(v.dtypes) & set(best.dtypes), v
+                assert not set(v.dtypes) & seen, v
+                seen |= set(v.dtypes)
+                for dtype in v.dtypes:
+                    assert gl.registry.best(op, backend, dtype) == v
 
 
 @pytest.mark.parametrize("op", list(OPS))

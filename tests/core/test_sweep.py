@@ -42,7 +42,8 @@ def test_a_misspelt_scalar_keyword_is_refused_too(saxpy_args, cpu_ids):
 
 
 def test_tunables_of_an_op_that_takes_them_as_keywords():
-    """matmul(A, B, variant, stream, **tunables): its variants' tunables are its keywords."""
+    """matmul(A, B, variant, stream, out_dtype, **tunables): its variants' tunables are its
+    keywords."""
     tunables = {t for v in gl.variants("matmul") for t in v.tunables}
     assert tunables
     A = np.ones((8, 8), np.float32)
@@ -52,7 +53,7 @@ def test_tunables_of_an_op_that_takes_them_as_keywords():
     assert all(t in str(caught.value) for t in tunables)
     valid = sweep_module.valid_keywords(gl.matmul, 2)
     assert set(valid["tunables"]) == tunables
-    assert valid["arguments"] == ["variant", "stream"]
+    assert valid["arguments"] == ["variant", "stream", "out_dtype"]
 
 
 def test_every_point_skipped_warns_why(saxpy_args, cpu_ids):

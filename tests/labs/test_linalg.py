@@ -42,8 +42,19 @@ def normal(rng, shape, dtype):
     return rng.standard_normal(shape).astype(dtype)
 
 
+def bfloat16():
+    """NumPy's bfloat16 (ml_dtypes'), or None where ml_dtypes is not installed."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
 def dtypes_of(v):
-    return [np.dtype(d) for d in v.dtypes]
+    """v's dtypes as NumPy dtypes; bfloat16 only where ml_dtypes gives NumPy one."""
+    return [np.dtype(d) if d != "bfloat16" else bfloat16() for d in v.dtypes
+            if d != "bfloat16" or bfloat16() is not None]
 
 
 # ---------------------------------------------------------------- matvec
@@ -131,9 +142,10 @@ MATMUL_GRID_SHAPES = [(33, 17, 65), (129, 8, 257), (1, 300, 2), (130, 9, 131), (
 
 @pytest.mark.parametrize("v, kw", tunable_grid_params("matmul"))
 def test_matmul_every_tunable(v, kw):
+    dtype = dtypes_of(v)[0]  # float32, or the tensor-core rungs' float16
     for m, k, n in MATMUL_GRID_SHAPES:
         rng = rng_for("matmul-tunable", v.id, repr(kw), m, k, n)
-        A, B = normal(rng, (m, k), np.float32), normal(rng, (k, n), np.float32)
+        A, B = normal(rng, (m, k), dtype), normal(rng, (k, n), dtype)
         ref.check_matmul(gl.matmul(A, B, variant=v.id, **kw), A, B, variant=v)
 
 
@@ -228,10 +240,245 @@ def test_fp32_variants_are_not_tf32():
     B = np.full((1, 4), a, np.float32)
     for v in gl.variants("matmul"):
         if v.backend == "cpu" or gl.cuda_available():
-            if "tf32" in v.name:
+            if "tf32" in v.name or "float32" not in v.dtypes:
                 continue
             got = gl.matmul(A, B, variant=v.id)
             assert (got == np.float32(np.float64(a) * np.float64(a))).all(), v.name
+
+
+# ---------------------------------------------------------------- float16 and bfloat16
+
+# Every matmul variant that takes float16 (the tensor-core rungs and the CPU's blocked_openmp),
+# with the dtypes it can be given here (bfloat16 needs ml_dtypes' NumPy dtype).
+HALF_VW = [p for p in MATMUL_VW if "float16" in p.values[0].dtypes]
+HALF_DTYPES = [np.dtype(np.float16)] + ([bfloat16()] if bfloat16() is not None else [])
+# (M, K, N): empty, one, the 16 x 16 x 16 fragment and one either side, the 64- and 128-wide
+# block tiles one either side, the bk = 16/32 slices one either side, odd everywhere
+HALF_SHAPES = [(0, 16, 16), (16, 0, 16), (16, 16, 0), (1, 1, 1), (15, 15, 15), (16, 16, 16),
+               (17, 17, 17), (127, 31, 129), (129, 33, 127), (63, 16, 65), (65, 32, 63),
+               (33, 47, 65), (128, 64, 128), (2, 300, 3)]
+
+
+def half_inputs(rng, m, k, n, dtype):
+    return normal(rng, (m, k), dtype), normal(rng, (k, n), dtype)
+
+
+@pytest.mark.parametrize("v, where", HALF_VW)
+@pytest.mark.parametrize("dtype", HALF_DTYPES, ids=lambda d: d.name)
+def test_half_matmul_shapes(v, where, dtype):
+    if dtype.name not in v.dtypes:
+        pytest.skip(f"{v.name} takes {v.dtypes}")
+    for m, k, n in HALF_SHAPES:
+        A, B = half_inputs(rng_for("half", v.id, dtype.name, m, k, n), m, k, n, dtype)
+        got = fetched(where, gl.matmul(*put(where, A, B), variant=v.id))
+        assert got.dtype == dtype  # the operands' dtype unless out_dtype says otherwise
+        ref.check_matmul(got, A, B, variant=v)
+        got = fetched(where, gl.matmul(*put(where, A, B), variant=v.id, out_dtype=np.float32))
+        assert got.dtype == np.float32
+        ref.check_matmul(got, A, B, variant=v)
+
+
+def adversarial(name, dtype, rng):
+    """(A, B) that random data does not give: a large dynamic range (rows of A and columns of B
+    scaled by powers of two across the dtype's range, C still finite), all elements equal, and
+    float16 subnormals in A."""
+    m, k, n = 37, 70, 45
+    if name == "range":
+        top = 4 if dtype.name == "float16" else 60
+        rows = 2.0 ** rng.integers(-top - 8, top, (m, 1))
+        cols = 2.0 ** rng.integers(-top - 8, top, (1, n))
+        return ((rng.standard_normal((m, k)) * rows).astype(dtype),
+                (rng.standard_normal((k, n)) * cols).astype(dtype))
+    if name == "equal":
+        return np.full((m, k), 1.5, dtype), np.full((k, n), -0.3, dtype)
+    # float16 subnormals (below 2^-14) times values near 1: products are normal in FP32, sums
+    # land in float16's subnormal range or just above it
+    A = (rng.standard_normal((m, k)) * 2.0 ** -20).astype(dtype)
+    assert (np.abs(A.astype(np.float64)) < 2.0 ** -14).any()
+    return A, normal(rng, (k, n), dtype)
+
+
+@pytest.mark.parametrize("v, where", HALF_VW)
+@pytest.mark.parametrize("name", ["range", "equal", "subnormal"])
+def test_half_matmul_adversarial(v, where, name):
+    for dtype in HALF_DTYPES:
+        if dtype.name not in v.dtypes or (name == "subnormal" and dtype.name != "float16"):
+            continue
+        A, B = adversarial(name, dtype, rng_for("half-adversarial", v.id, name, dtype.name))
+        for out in (None, np.float32):
+            got = fetched(where, gl.matmul(*put(where, A, B), variant=v.id, out_dtype=out))
+            ref.check_matmul(got, A, B, variant=v)
+
+
+def test_half_bound_catches_a_dropped_term():
+    """The half bound is tight enough to see one of K products left out, and FP32 rounding of
+    the sums (out_dtype float32) is inside it."""
+    rng = rng_for("half-dropped")
+    A, B = half_inputs(rng, 40, 300, 30, np.float16)
+    exact = A.astype(np.float64) @ B.astype(np.float64)
+    ref.check_matmul(exact.astype(np.float32), A, B)
+    ref.check_matmul(exact.astype(np.float16), A, B)
+    dropped = A[:, 1:].astype(np.float64) @ B[1:].astype(np.float64)
+    for out in (np.float16, np.float32):
+        with pytest.raises(AssertionError):
+            ref.check_matmul(dropped.astype(out), A, B)
+
+
+def test_half_default_variant():
+    """variant=None on float16: the CPU's blocked_openmp without a GPU, else the tensor-core rung
+    flagged best_for_dtypes; float32 keeps its own default."""
+    rng = rng_for("half-default")
+    A, B = half_inputs(rng, 33, 47, 65, np.float16)
+    got = gl.matmul(A, B)
+    assert got.dtype == np.float16
+    ref.check_matmul(got, A, B)
+    backend = "cuda" if gl.cuda_available() else "cpu"
+    picked = gl.registry.best("matmul", backend, np.float16)
+    assert "float16" in picked.dtypes
+    assert picked.best if backend == "cpu" else picked.best_for_dtypes
+    assert gl.registry.best("matmul", backend, np.float32).best
+    assert got.tobytes() == gl.matmul(A, B, variant=picked.id).tobytes()
+    r = gl.bench(gl.matmul, A, B, repeat=1, warmup=0)
+    assert (r.variant, r.backend) == (picked.id, backend)
+
+
+def test_half_matmul_errors():
+    A16 = np.ones((4, 3), np.float16)
+    with pytest.raises(TypeError, match="B must have A's dtype float16, got float32"):
+        gl.matmul(A16, np.ones((3, 2), np.float32))
+    with pytest.raises(TypeError, match="B must have A's dtype float32, got float16"):
+        gl.matmul(np.ones((4, 3), np.float32), np.ones((3, 2), np.float16))
+    with pytest.raises(ValueError, match="out_dtype: float32 products are float32"):
+        gl.matmul(np.ones((4, 3), np.float32), np.ones((3, 2), np.float32), out_dtype=np.float16)
+    with pytest.raises(ValueError, match="out_dtype: float64"):
+        gl.matmul(np.ones((4, 3)), np.ones((3, 2)), variant="ijk", out_dtype=np.float32)
+    with pytest.raises(ValueError, match="out_dtype: float16 products are float16"):
+        gl.matmul(A16, np.ones((3, 2), np.float16), out_dtype=np.float64)
+    with pytest.raises(TypeError, match="out_dtype"):
+        gl.matmul(A16, np.ones((3, 2), np.float16), out_dtype=np.int8)
+    # out_dtype of the inputs' own dtype is the default, spelled out
+    got = gl.matmul(np.ones((4, 3), np.float32), np.ones((3, 2), np.float32), out_dtype="float32")
+    assert got.dtype == np.float32 and (got == 3).all()
+    # the CPU ladder's other rungs and the SGEMM rungs refuse half types, naming what they take
+    with pytest.raises(TypeError, match="A has dtype float16; expected one of: float32, float64"):
+        gl.matmul(A16, np.ones((3, 2), np.float16), variant="ijk")
+    # and the tensor-core rungs refuse float32 (without a GPU, NoDeviceError comes first)
+    if gl.cuda_available():
+        with pytest.raises(TypeError, match="A has dtype float32; expected one of: float16"):
+            gl.matmul(np.ones((4, 3), np.float32), np.ones((3, 2), np.float32), variant="wmma")
+    # every other op leaves half types out
+    with pytest.raises(TypeError, match="float16"):
+        gl.matvec(A16, np.ones(3, np.float16))
+    with pytest.raises(TypeError, match="float16"):
+        gl.transpose(A16)
+
+
+def test_half_tunables_are_refused_by_name():
+    A, B = np.ones((4, 3), np.float16), np.ones((3, 2), np.float16)
+    with pytest.raises(ValueError, match="bm=32 is out of range for variant 13"):
+        gl.matmul(A, B, variant="wmma", bm=32)
+    with pytest.raises(ValueError, match="stages"):
+        gl.matmul(A, B, variant="wmma", stages=3)
+    with pytest.raises(ValueError, match="stages=5 is out of range for variant 14"):
+        gl.matmul(A, B, variant="wmma_multistage", stages=5)
+    with pytest.raises(ValueError, match="bk"):
+        gl.matmul(A, B, variant="cublaslt", bk=16)
+
+
+@pytest.mark.skipif(bfloat16() is None, reason="NumPy's bfloat16 needs ml_dtypes")
+def test_bfloat16_on_the_cpu():
+    bf16 = bfloat16()
+    A, B = half_inputs(rng_for("bf16-cpu"), 65, 129, 33, bf16)
+    got = gl.matmul(A, B, variant="blocked_openmp")
+    assert got.dtype == bf16
+    ref.check_matmul(got, A, B)
+    ref.check_matmul(gl.matmul(A, B, out_dtype=np.float32), A, B)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", HALF_DTYPES, ids=lambda d: d.name)
+def test_half_device_arrays_round_trip(dtype):
+    """DeviceArrays of float16 and bfloat16: upload, download, repr; float16's CUDA Array
+    Interface typestr is '<f2'; bfloat16 has none (AttributeError) and goes by DLPack."""
+    A = normal(rng_for("half-roundtrip", dtype.name), (5, 7), dtype)
+    d = gl.to_device(A)
+    assert d.dtype == dtype and d.get().tobytes() == A.tobytes()
+    assert dtype.name in repr(d)
+    if dtype.name == "float16":
+        assert d.__cuda_array_interface__["typestr"] == "<f2"
+    else:
+        assert not hasattr(d, "__cuda_array_interface__")
+    assert gl.from_dlpack(d).get().tobytes() == A.tobytes()
+    assert gl.empty((2, 3), dtype=dtype).dtype == dtype
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("v", [p for p in variant_params("matmul", backend="cuda")
+                               if "float16" in p.values[0].dtypes])
+def test_half_matmul_off_the_16_byte_grain(v):
+    """Operands and C one element past a 16-byte boundary: the 16-byte copies and stores fall
+    back to element-wise ones (cuBLASLt to an algorithm for 2-byte alignment)."""
+    m, k, n = 67, 40, 72  # k and n multiples of 8, so only the offset stops the vector paths
+    rng = rng_for("half-view", v.id)
+    A, B = normal(rng, m * k + 1, np.float16), normal(rng, k * n + 1, np.float16)
+    got = gl.matmul(CudaView(gl.to_device(A), (m, k), offset=2),
+                    CudaView(gl.to_device(B), (k, n), offset=2), variant=v.id).get()
+    ref.check_matmul(got, A[1:].reshape(m, k), B[1:].reshape(k, n), variant=v)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_matmul_takes_torch_tensors(dtype):
+    """PyTorch's float16 (CUDA Array Interface or DLPack) and bfloat16 (DLPack only)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch without CUDA")
+    if dtype == "bfloat16" and bfloat16() is None:
+        pytest.skip("NumPy's bfloat16 (the DeviceArray's dtype) needs ml_dtypes")
+    tdtype = getattr(torch, dtype)
+    g = torch.Generator(device="cuda").manual_seed(0)
+    A = torch.randn((65, 47), device="cuda", dtype=tdtype, generator=g)
+    B = torch.randn((47, 33), device="cuda", dtype=tdtype, generator=g)
+    got = gl.matmul(A, B)
+    assert isinstance(got, gl.DeviceArray) and got.dtype.name == dtype
+    back = torch.from_dlpack(got)
+    assert back.dtype == tdtype
+    a64, b64 = A.double().cpu().numpy(), B.double().cpu().numpy()
+    host = np.dtype(np.float16) if dtype == "float16" else bfloat16()
+    ref.check_matmul(got.get(), a64.astype(host), b64.astype(host))
+
+
+@pytest.mark.gpu
+def test_half_matmul_takes_cupy_arrays():
+    cp = pytest.importorskip("cupy")
+    rng = rng_for("half-cupy")
+    A, B = half_inputs(rng, 33, 65, 47, np.float16)
+    got = gl.matmul(cp.asarray(A), cp.asarray(B), out_dtype=np.float32)
+    assert isinstance(got, gl.DeviceArray) and got.dtype == np.float32
+    ref.check_matmul(got.get(), A, B)
+
+
+HALF_CUBLASLT_MISSING = """
+import numpy as np, gpulab as gl
+A, B = np.ones((5, 3), np.float16), np.ones((3, 4), np.float16)
+try:
+    gl.matmul(A, B, variant="cublaslt")
+except gl.CudaError as e:
+    assert e.code == 301 and "GPULAB_CUBLASLT's library not found" in str(e), e
+    assert not e.sticky
+    print("refused")
+assert (gl.matmul(A, B, variant="wmma") == 3).all()
+print("others run")
+"""
+
+
+@pytest.mark.gpu
+def test_a_missing_cublaslt_fails_only_its_variant():
+    done = subprocess.run([sys.executable, "-c", HALF_CUBLASLT_MISSING],
+                          env=child_env(GPULAB_CUBLASLT="/nonexistent/libcublasLt.so.13"),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "refused" in done.stdout and "others run" in done.stdout
 
 
 # ---------------------------------------------------------------- transpose
@@ -302,7 +549,8 @@ def test_misaligned_elements_are_refused():
 @pytest.mark.parametrize("v", variant_params("matmul", backend="cuda"))
 def test_matmul_on_a_user_stream(v):
     rng = rng_for("stream", v.id)
-    A, B = normal(rng, (65, 33), np.float32), normal(rng, (33, 17), np.float32)
+    dtype = dtypes_of(v)[0]
+    A, B = normal(rng, (65, 33), dtype), normal(rng, (33, 17), dtype)
     s = gl.Stream()
     got = gl.matmul(gl.to_device(A), gl.to_device(B), variant=v.id, stream=s)
     s.synchronize()
@@ -324,7 +572,7 @@ A = np.ones((5, 3), np.float32)
 B = np.ones((3, 4), np.float32)
 for op, args in (("matmul", (A, B)), ("matvec", (A, B[:, 0].copy()))):
     for v in gl.variants(op):
-        if v.library and v.library.startswith("cuBLAS"):
+        if v.library and v.library.startswith("cuBLAS ") and "float32" in v.dtypes:
             try:
                 getattr(gl, op)(*args, variant=v.id)
             except gl.CudaError as e:
@@ -426,7 +674,7 @@ def test_ladder_order_and_ids():
         (0, "naive"), (1, "coalesced"), (2, "shared_tiles"), (3, "padded_tiles"),
         (4, "register_1d"), (5, "register_2d"), (6, "vectorized"), (7, "warp_tiling"),
         (8, "double_buffered"), (12, "multistage"), (9, "cublas"), (10, "tf32_wmma"),
-        (11, "cublas_tf32"),
+        (11, "cublas_tf32"), (13, "wmma"), (14, "wmma_multistage"), (16, "cublaslt"),
         (100, "ijk"), (101, "ikj"), (102, "blocked"), (103, "blocked_openmp")]
     # ids from 1: the copy a transpose is measured against is gl.ceilings()' D2D copy
     assert ids("transpose") == [(1, "naive"), (2, "shared"), (3, "padded"), (4, "wide"),

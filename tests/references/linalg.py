@@ -18,6 +18,10 @@ exact zeros. The TF32 rungs (their names say tf32) first round A and B to TF32's
 mantissa, a relative error of up to 2^-11 each when rounded to nearest and 2^-10 when
 truncated; their products are then off by up to 2 * 2^-10 relatively, and their bound is
 (2^-9 + gamma_K(u32)) * (|A| |B|)_ij. A transpose moves bits: it must be exact.
+
+float16 and bfloat16 products (the tensor-core rungs, and blocked_openmp on the CPU) are
+checked against the float64 product of the same, already half-rounded, inputs by
+half_bound (its derivation beside it; docs/labs/linalg.md has it too).
 """
 
 import numpy as np
@@ -61,8 +65,45 @@ def is_tf32(variant):
     return variant is not None and "tf32" in variant.name
 
 
+HALF_UNIT = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}  # u of each, rounded to nearest
+# half of the smallest subnormal of each: the absolute rounding error where a result underflows
+HALF_SUBNORMAL = {"float16": 2.0 ** -25, "bfloat16": 2.0 ** -134}
+
+
+def is_half(dtype):
+    return np.dtype(dtype).name in HALF_UNIT
+
+
+def half_bound(A, B, out_dtype):
+    """The bound on |C - C64| for float16/bfloat16 A and B summed in FP32 and rounded to
+    out_dtype. A product of two halves is exact in FP32 (11 x 11 or 8 x 8 significant bits), so
+    only the K - 1 FP32 additions round: |s - c| <= c(K) u_acc sum_k |a_ik b_kj| with
+    u_acc = 2^-24 and c(K) = 4K: gamma_K's K, doubled because the tensor cores add truncating,
+    not rounding, and doubled again because they align an MMA's 16 products and its
+    accumulator to the largest before adding (Fasi et al. 2021); plus K FP32 underflows of
+    2^-126 at most (bfloat16's range is FP32's). The
+    output's rounding then adds u_out |c| (u_out = 2^-11 float16, 2^-8 bfloat16; nothing for
+    float32), or half its smallest subnormal where C underflows."""
+    k = A.shape[1]
+    scale = np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64))
+    want = A.astype(np.float64) @ B.astype(np.float64)
+    u_acc = 2.0 ** -24
+    sums = 4 * k * u_acc * scale + k * 2.0 ** -126
+    out = np.dtype(out_dtype).name
+    if out == "float32":
+        return want, sums
+    return want, sums * (1 + HALF_UNIT[out]) + HALF_UNIT[out] * np.abs(want) + HALF_SUBNORMAL[out]
+
+
 def check_matmul(got, A, B, variant=None):
     A, B = np.asarray(A), np.asarray(B)
+    if is_half(A.dtype):
+        assert got.dtype in (A.dtype, np.dtype(np.float32)), (got.dtype, A.dtype)
+        want, bound = half_bound(A, B, got.dtype)
+        if A.shape[1] == 0:
+            bound = np.zeros_like(want)  # an empty sum is exactly zero
+        assert_within(got, want, bound, f"matmul {A.shape} x {B.shape} {A.dtype} -> {got.dtype}")
+        return
     assert got.dtype == A.dtype, (got.dtype, A.dtype)
     k = A.shape[1]
     want = np.asarray(A, np.float64) @ np.asarray(B, np.float64)

@@ -1,8 +1,9 @@
 """The linalg lab's kernels under compute-sanitizer: every CUDA variant of matvec, matmul and
-transpose with every value of each of its tunables (block, tile, tm, bm, bn, bk), and the top
-SGEMM rung (multistage) with every combination of its warps, bk and stages, at shapes that are
-empty, one, odd, exactly a tile and one past it (8, 16, 32, 64 and the 128-wide block tiles),
-tall and skinny and short and wide, in float32 and float64 where the variant takes them, from
+transpose with every value of each of its tunables (block, tile, tm, bm, bn, bk, stages), and the
+top SGEMM rung (multistage) with every combination of its warps, bk and stages, at shapes that
+are empty, one, odd, exactly a tile and one past it (8, 16, 32, 64 and the 128-wide block tiles),
+tall and skinny and short and wide, in float32 and float64 where the variant takes them (float16
+and bfloat16 on the tensor-core rungs, into C of their dtype and of float32), from
 NumPy and from device inputs; and from device views one element past a 16-byte boundary (the
 vectorized matvec, matmul and transpose paths fall back to scalar accesses there). Every result
 checked against tests/references/linalg.py's bounds (transpose exactly; the copy variant as a
@@ -75,7 +76,21 @@ def settings(v):
 
 
 def dtypes(v):
-    return [np.dtype(d) for d in v.dtypes if d in ("float32", "float64")]
+    """v's float dtypes, float16's (the tensor-core rungs) included; bfloat16 where ml_dtypes
+    gives NumPy one."""
+    out = [np.dtype(d) for d in v.dtypes if d in ("float32", "float64", "float16")]
+    if "bfloat16" in v.dtypes:
+        try:
+            import ml_dtypes
+            out.append(np.dtype(ml_dtypes.bfloat16))
+        except ImportError:
+            pass
+    return out
+
+
+def out_dtypes(dtype):
+    """The output dtypes a matmul of dtype takes: its own, and float32 for the half types."""
+    return [None, np.float32] if dtype.itemsize == 2 else [None]
 
 
 def matvec(r):
@@ -100,20 +115,24 @@ def matmul(r):
     for v in r.variants("matmul"):
         for kw in settings(v):
             for dtype in dtypes(v):
-                for m, k, n in MATMUL_SHAPES:
-                    A = r.rng.standard_normal((m, k)).astype(dtype)
-                    B = r.rng.standard_normal((k, n)).astype(dtype)
+                for out in out_dtypes(dtype):
+                    for m, k, n in MATMUL_SHAPES:
+                        A = r.rng.standard_normal((m, k)).astype(dtype)
+                        B = r.rng.standard_normal((k, n)).astype(dtype)
 
-                    def check(got, A, B, v=v):
-                        ref.check_matmul(got, A, B, variant=v)
+                        def check(got, A, B, v=v):
+                            ref.check_matmul(got, A, B, variant=v)
 
-                    r.run(gl.matmul, check, v, (A, B), kw, f"{dtype} {m}x{k}x{n}")
-            # A and B one element past a 16-byte boundary, n % 4 == 0
-            m, k, n = 131, 40, 132
-            A = r.rng.standard_normal(m * k + 1).astype(np.float32)
-            B = r.rng.standard_normal(k * n + 1).astype(np.float32)
-            got = gl.matmul(View(gl.to_device(A), (m, k), 4), View(gl.to_device(B), (k, n), 4),
-                            variant=v.id, **kw)
+                        r.run(gl.matmul, check, v, (A, B), dict(kw, out_dtype=out),
+                              f"{dtype} -> {out} {m}x{k}x{n}")
+            # A and B one element past a 16-byte boundary, n % 4 == 0 (n % 8 == 0)
+            m, k, n = 131, 40, 136
+            dtype = dtypes(v)[0]
+            A = r.rng.standard_normal(m * k + 1).astype(dtype)
+            B = r.rng.standard_normal(k * n + 1).astype(dtype)
+            size = dtype.itemsize
+            got = gl.matmul(View(gl.to_device(A), (m, k), size),
+                            View(gl.to_device(B), (k, n), size), variant=v.id, **kw)
             settle()
             r.check(lambda got, A, B, v=v: ref.check_matmul(got, A, B, variant=v),
                     f"matmul {v.name} view {kw}", got.get(), A[1:].reshape(m, k),

@@ -107,11 +107,12 @@ static PyObject *py_histogram(PyObject *m, PyObject *const *args, Py_ssize_t nar
   /* The dtype decides which binning applies: check it against the parameters given. */
   PyObject *x = args[0];
   PyArray_Descr *dtype = PyArray_Check(x) ? PyArray_DESCR((PyArrayObject *)x) : NULL;
-  if (dtype && gl_dtype_code(dtype) >= 0 &&
-      is_floating(gl_dtype_code(dtype)) != (p.float_bins != NULL))
+  const int code = dtype ? gl_dtype_code(dtype) : -1;
+  /* a dtype the op does not take (float16) is refused by the dtype check, naming it */
+  if (code >= 0 && (HISTOGRAM_DTYPES & GL_DT(code)) && is_floating(code) != (p.float_bins != NULL))
     return PyErr_Format(PyExc_ValueError, "float_params: %s for %s data",
                         p.float_bins ? "given" : "missing",
-                        is_floating(gl_dtype_code(dtype)) ? "float" : "integer");
+                        is_floating(code) ? "float" : "integer");
   return gl_operands_run(&histogram_op, &x, args[4], args[5], &p);
 }
 

@@ -191,6 +191,68 @@ int glcpu_matmul(int variant, int dtype, size_t m, size_t n, size_t k, const voi
   return 0;
 }
 
+/* ---- matmul of float16 and bfloat16 (the tensor-core rungs' CPU peer) ---- */
+
+/* bfloat16 is the top half of a float32: widening is exact, narrowing rounds to nearest even
+ * (NaN stays a quiet NaN). float16 goes through GCC's _Float16, whose conversions round to
+ * nearest even too, subnormals included. */
+static float bf16_to_float(uint16_t h) {
+  const uint32_t bits = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+static uint16_t float_to_bf16(float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((bits >> 16) | 0x40u);
+  return (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+static void widen(int dtype, size_t count, const void *in, float *out) {
+  if (dtype == GLC_F16) {
+    const _Float16 *h = in;
+    for (size_t i = 0; i < count; ++i) out[i] = (float)h[i];
+  } else {
+    const uint16_t *h = in;
+    for (size_t i = 0; i < count; ++i) out[i] = bf16_to_float(h[i]);
+  }
+}
+
+static void narrow(int dtype, size_t count, const float *in, void *out) {
+  if (dtype == GLC_F16) {
+    _Float16 *h = out;
+    for (size_t i = 0; i < count; ++i) h[i] = (_Float16)in[i];
+  } else {
+    uint16_t *h = out;
+    for (size_t i = 0; i < count; ++i) h[i] = float_to_bf16(in[i]);
+  }
+}
+
+int glcpu_hgemm(int variant, int dtype, int out_dtype, size_t m, size_t n, size_t k, const void *a,
+                const void *b, void *c) {
+  if (variant != GLC_MATMUL_CPU_BLOCKED_OPENMP || (dtype != GLC_F16 && dtype != GLC_BF16) ||
+      (out_dtype != dtype && out_dtype != GLC_F32))
+    return -1;
+  /* A and B widened to float32 (exactly), the float32 loop (FP32 accumulation, as the tensor
+   * cores), C rounded once to the output's dtype */
+  float *fa = malloc((m * k + 1) * sizeof *fa);
+  float *fb = malloc((k * n + 1) * sizeof *fb);
+  float *fc = out_dtype == GLC_F32 ? c : malloc((m * n + 1) * sizeof *fc);
+  int rc = fa && fb && fc ? 0 : GLCPU_NO_MEMORY;
+  if (!rc) {
+    widen(dtype, m * k, a, fa);
+    widen(dtype, k * n, b, fb);
+    matmul_blocked_openmp_f32(m, n, k, fa, fb, fc);
+    if (out_dtype != GLC_F32) narrow(dtype, m * n, fc, c);
+  }
+  if (fc != c) free(fc);
+  free(fb);
+  free(fa);
+  return rc;
+}
+
 /* ---- transpose ---- */
 
 /* 100: 32 x 32 blocks, so that the block of the output being written and the block of the input

@@ -5,6 +5,7 @@
 #include "cpu.h"
 #include "csrc/core/args.h"
 #include "csrc/core/operands.h"
+#include "cuda/linalg/hgemm.h"
 #include "cuda/linalg/linalg.h"
 #include "variants.h"
 
@@ -68,6 +69,7 @@ static PyObject *py_matvec(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 typedef struct {
   PyObject *tunables; /* a dict of the keyword tunables */
   glc_matmul_tunables values;
+  int out_dtype; /* enum glc_dtype of C: -1 (out_dtype=None, the inputs'), or GLC_F32 */
 } matmul_params;
 
 /* Every key of the tunables dict must be one of the variant's tunables; each of those resolves
@@ -112,6 +114,10 @@ static int matmul_configure(gl_operands_call *c) {
   return 0;
 }
 
+/* float16 and bfloat16 go to the tensor-core ladder (cuda/linalg/hgemm.h) */
+static int is_half(int dtype) { return dtype == GLC_F16 || dtype == GLC_BF16; }
+
+/* C: A's rows by B's columns, of the inputs' dtype, or for float16 and bfloat16 of out_dtype */
 static int matmul_outputs(gl_operands_call *c) {
   const Py_ssize_t m = c->shape[0][0], k = c->shape[0][1], n = c->shape[1][1];
   if (c->shape[1][0] != k) {
@@ -120,42 +126,71 @@ static int matmul_outputs(gl_operands_call *c) {
                  c->shape[1][0], n);
     return -1;
   }
+  matmul_params *p = c->params;
+  const int half = is_half(c->dtype);
+  if (p->out_dtype >= 0 && p->out_dtype != c->dtype && !(half && p->out_dtype == GLC_F32)) {
+    PyErr_Format(PyExc_ValueError, "out_dtype: %s products are %s (out_dtype=None)%s, not %s",
+                 gl_dtype_name(c->dtype), gl_dtype_name(c->dtype), half ? " or float32" : "",
+                 gl_dtype_name(p->out_dtype));
+    return -1;
+  }
+  if (p->out_dtype < 0) p->out_dtype = c->dtype;
   c->out_ndim[0] = 2;
   c->out_shape[0][0] = m;
   c->out_shape[0][1] = n;
-  c->out_type[0] = same_type(c->dtype);
-  return 0;
+  c->out_type[0] = half ? gl_dtype_typenum(p->out_dtype) : same_type(c->dtype);
+  return c->out_type[0] == NPY_NOTYPE ? -1 : 0;
 }
 
 static int matmul_cuda(const gl_operands_call *c) {
   const matmul_params *p = c->params;
-  return glc_matmul(c->variant->id, &p->values, c->dtype, (size_t)c->shape[0][0],
-                    (size_t)c->shape[1][1], (size_t)c->shape[0][1], c->in[0], c->in[1], c->out[0],
+  const size_t m = (size_t)c->shape[0][0], n = (size_t)c->shape[1][1], k = (size_t)c->shape[0][1];
+  if (is_half(c->dtype))
+    return glc_hgemm(c->variant->id, &p->values, c->dtype, p->out_dtype, m, n, k, c->in[0],
+                     c->in[1], c->out[0], c->stream);
+  return glc_matmul(c->variant->id, &p->values, c->dtype, m, n, k, c->in[0], c->in[1], c->out[0],
                     c->stream);
 }
 
 static int matmul_cpu(const gl_operands_call *c) {
-  return glcpu_matmul(c->variant->id, c->dtype, (size_t)c->shape[0][0], (size_t)c->shape[1][1],
-                      (size_t)c->shape[0][1], c->in[0], c->in[1], c->out[0]);
+  const matmul_params *p = c->params;
+  const size_t m = (size_t)c->shape[0][0], n = (size_t)c->shape[1][1], k = (size_t)c->shape[0][1];
+  if (is_half(c->dtype))
+    return glcpu_hgemm(c->variant->id, c->dtype, p->out_dtype, m, n, k, c->in[0], c->in[1],
+                       c->out[0]);
+  return glcpu_matmul(c->variant->id, c->dtype, m, n, k, c->in[0], c->in[1], c->out[0]);
 }
 
 static const gl_operands_op matmul_op = {.ladder = &gl_ladder_matmul,
                                          .n_in = 2,
                                          .in = {{"A", 2}, {"B", 2}},
-                                         .dtypes = GL_FLOATS,
+                                         .dtypes = GL_FLOATS | GL_HALVES,
                                          .n_out = 1,
                                          .configure = matmul_configure,
                                          .outputs = matmul_outputs,
                                          .run_cuda = matmul_cuda,
                                          .run_cpu = matmul_cpu};
 
-/* matmul(A, B, variant, stream, tunables), all positional; tunables a dict. */
+/* matmul(A, B, variant, stream, tunables, out_dtype), all positional; tunables a dict, out_dtype
+ * None or a NumPy dtype. */
 static PyObject *py_matmul(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs != 5) return PyErr_Format(PyExc_TypeError, "_core.matmul takes 5 positional arguments");
+  if (nargs != 6) return PyErr_Format(PyExc_TypeError, "_core.matmul takes 6 positional arguments");
   if (!PyDict_Check(args[4]))
     return PyErr_Format(PyExc_TypeError, "tunables must be a dict, not %s",
                         Py_TYPE(args[4])->tp_name);
-  matmul_params p = {args[4], {0}};
+  matmul_params p = {args[4], {0}, -1};
+  if (args[5] != Py_None) {
+    PyArray_Descr *descr = NULL;
+    if (!PyArray_DescrConverter(args[5], &descr)) return NULL;
+    p.out_dtype = gl_dtype_code(descr);
+    if (p.out_dtype < 0 || !(GL_DT(p.out_dtype) & (GL_FLOATS | GL_HALVES))) {
+      PyErr_Format(PyExc_TypeError, "out_dtype must be None or a dtype matmul computes, not %S",
+                   (PyObject *)descr);
+      Py_DECREF(descr);
+      return NULL;
+    }
+    Py_DECREF(descr);
+  }
   return gl_operands_run(&matmul_op, args, args[2], args[3], &p);
 }
 
@@ -213,8 +248,8 @@ static PyMethodDef linalg_methods[] = {
     {"matvec", (PyCFunction)(void (*)(void))py_matvec, METH_FASTCALL,
      "matvec(A, x, variant, stream, block): y = A x."},
     {"matmul", (PyCFunction)(void (*)(void))py_matmul, METH_FASTCALL,
-     "matmul(A, B, variant, stream, tunables): C = A B; tunables a dict (tile, bm, bn, bk, tm, "
-     "warps, stages)."},
+     "matmul(A, B, variant, stream, tunables, out_dtype): C = A B; tunables a dict (tile, bm, bn, "
+     "bk, tm, warps, stages); out_dtype None or float32 (for float16 and bfloat16 A and B)."},
     {"transpose", (PyCFunction)(void (*)(void))py_transpose, METH_FASTCALL,
      "transpose(A, variant, stream, tile): a C-contiguous copy of A.T."},
     {NULL}};

@@ -1,9 +1,11 @@
 /* The linalg lab's ladders: matvec, S2's ladder on the CPU and the GPU up to cuBLAS's GEMV; matmul,
- * from the naive kernel to warp tiling and cuBLAS, and one tensor-core rung; transpose, from
+ * from the naive kernel to warp tiling and cuBLAS, one TF32 tensor-core rung, and the float16 and
+ * bfloat16 tensor-core ladder (WMMA, then cuBLASLt); transpose, from
  * strided writes to wide tiles, measured against the device-to-device copy (gl.ceilings()). Ids
  * come from cuda/linalg/linalg.h's enums; the CPU's start at 100. */
 #include "variants.h"
 
+#include "cuda/linalg/hgemm.h"
 #include "cuda/linalg/linalg.h"
 
 #define BLOCK_TUNABLE                \
@@ -232,6 +234,45 @@ static const gl_variant matmul_variants[] = {
      .kernels = "glc_cublas_gemm",
      .library = "cuBLAS SGEMM (TF32 tensor-op math)",
      .dtypes = GL_DT(GLC_F32)},
+    /* The tensor-core ladder: float16 and bfloat16 A and B, FP32 accumulation, C in their dtype
+     * or out_dtype=float32 (glc_hgemm, cuda/linalg/hgemm.h). */
+    {.id = GLC_MATMUL_WMMA,
+     .name = "wmma",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "Tensor cores through WMMA 16x16x16 fragments (FP32 accumulators) from padded "
+                "shared tiles: 8 warps a bm x bn tile, each slice copied through registers "
+                "between two barriers, so copies and products never overlap.",
+     .seed = "S4",
+     .kernels = "hgemm_wmma",
+     .dtypes = GL_HALVES,
+     .flags = GL_DETERMINISTIC,
+     .tunables = {{"bm", {64, 128, 0}, GLC_WMMA_DEFAULT_BM},
+                  {"bn", {64, 128, 0}, GLC_WMMA_DEFAULT_BN},
+                  {"bk", {16, 32, 0}, GLC_WMMA_DEFAULT_BK}}},
+    {.id = GLC_MATMUL_WMMA_MULTISTAGE,
+     .name = "wmma_multistage",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "wmma's tiles fed by a ring of 2-4 shared stages filled by 16-byte cp.async "
+                "(zero-filled at the edges; element copies where rows are not 16-byte aligned): "
+                "the next slices load while this one multiplies, one barrier a slice.",
+     .seed = "S4; CUDA C++ Programming Guide, cp.async; CUTLASS multistage (sm_80)",
+     .kernels = "hgemm_wmma_multistage",
+     .dtypes = GL_HALVES,
+     .flags = GL_BEST_FOR_DTYPES | GL_DETERMINISTIC,
+     .tunables = {{"bm", {64, 128, 0}, GLC_WMMA_DEFAULT_BM},
+                  {"bn", {64, 128, 0}, GLC_WMMA_DEFAULT_BN},
+                  {"bk", {16, 32, 0}, GLC_WMMA_DEFAULT_BK},
+                  {"stages", {2, 3, 4, 0}, GLC_WMMA_DEFAULT_STAGES}}},
+    {.id = GLC_MATMUL_CUBLASLT,
+     .name = "cublaslt",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "cuBLASLt matmul with its heuristic's first algorithm (FP32 compute), row-major "
+                "as C^T = B^T A^T: the tensor-core ladder's reference (cublas_tf32 is TF32's). "
+                "libcublasLt is loaded on first use.",
+     .seed = "cuBLASLt",
+     .kernels = "glc_hgemm_cublaslt",
+     .library = "cuBLASLt matmul (CUBLAS_COMPUTE_32F)",
+     .dtypes = GL_HALVES},
     {.id = GLC_MATMUL_CPU_IJK,
      .name = "ijk",
      .backend = GL_BACKEND_CPU,
@@ -257,9 +298,10 @@ static const gl_variant matmul_variants[] = {
     {.id = GLC_MATMUL_CPU_BLOCKED_OPENMP,
      .name = "blocked_openmp",
      .backend = GL_BACKEND_CPU,
-     .summary = "The blocked loop with blocks of rows over OpenMP threads and SIMD inner loops.",
+     .summary = "The blocked loop with blocks of rows over OpenMP threads and SIMD inner loops; "
+                "float16 and bfloat16 widened to float32, summed in float32, C rounded once.",
      .seed = "S2 task 2",
-     .dtypes = GL_FLOATS,
+     .dtypes = GL_FLOATS | GL_HALVES,
      .flags = GL_BEST | GL_DETERMINISTIC},
 };
 

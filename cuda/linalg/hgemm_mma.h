@@ -13,7 +13,9 @@ extern "C" {
 #endif
 
 /* The tunables it compiles, and their defaults (glc_hgemm_mma_resolve fills zeros with these):
- * bm in {64, 128}, bn = 128, bk = 32, warps in {4, 8}, stages in {2, 3, 4}. */
+ * bm in {64, 128}, bn = 128, bk = 32, warps in {4, 8}, stages in {2, 3, 4}. The defaults were the
+ * fastest of the 12 at 4096^3 and 8192^3 on the H200 (f16 and bf16, either output): 390 TFLOP/s
+ * at 8192^3, 0.51x cuBLAS; 4 stages within 2%, 2 stages 28% slower. */
 #define GLC_HGEMM_MMA_DEFAULT_BM 128
 #define GLC_HGEMM_MMA_DEFAULT_BN 128
 #define GLC_HGEMM_MMA_DEFAULT_BK 32

@@ -39,8 +39,53 @@ TOP_RUNG = "multistage"
 GRID_REPEAT = 5
 
 
-def cuda_variants(op):
-    return [v for v in gl.variants(op) if v.backend == "cuda"]
+def cuda_variants(op, dtype="float32"):
+    """op's CUDA variants that take dtype (matmul's tensor-core rungs take only the halves)."""
+    return [v for v in gl.variants(op) if v.backend == "cuda" and dtype in v.dtypes]
+
+
+def half_matrix(rng, s, dtype):
+    """An s x s device matrix of float16 (NumPy's) or bfloat16 (made by PyTorch, or NumPy with
+    ml_dtypes); None where nothing here makes bfloat16."""
+    x = rng.standard_normal((s, s)).astype(np.float32)
+    if dtype == "float16":
+        return gl.to_device(x.astype(np.float16))
+    try:
+        import torch
+        return gl.from_dlpack(torch.from_numpy(x).cuda().to(torch.bfloat16))
+    except ImportError:
+        pass
+    try:
+        import ml_dtypes
+        return gl.to_device(x.astype(ml_dtypes.bfloat16))
+    except ImportError:
+        return None
+
+
+def half_ladder(sizes, repeat):
+    """The tensor-core ladder (float16 and bfloat16 in, the same out) at s^3, with cuBLASLt's
+    row timing PyTorch's and CuPy's matmul on the same arrays; frac_cublas against cublaslt."""
+    rows = []
+    rng = np.random.default_rng(6)
+    for dtype in ("float16", "bfloat16"):
+        for s in sizes:
+            A, B = half_matrix(rng, s, dtype), half_matrix(rng, s, dtype)
+            if A is None:
+                print(f"{dtype}: skipped (neither PyTorch nor ml_dtypes is installed)")
+                break
+            results = {}
+            for v in cuda_variants("matmul", dtype):
+                if v.name == "wmma" and s > 4096:
+                    continue  # its place in the ladder is set at 4096^3
+                r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=repeat, flush_l2=False,
+                             peers=v.name == "cublaslt")
+                results[v.name] = row(r, dtype=dtype, m=s, n=s, k=s)
+            for name, r in results.items():
+                ref = results.get("cublaslt")
+                r["frac_cublas"] = ref["median_ms"] / r["median_ms"] if ref else None
+                r["tflops"] = 2 * s ** 3 / r["median_ms"] / 1e9
+                rows.append(r)
+    return rows
 
 
 def row(r, **extra):
@@ -260,6 +305,9 @@ def main():
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--quick", action="store_true",
                         help="small sizes only (a check of the script, not a measurement)")
+    parser.add_argument("--half", action="store_true",
+                        help="only the tensor-core ladder (float16, bfloat16) at 4096^3 and "
+                             "8192^3, saved as linalg_half.json")
     parser.add_argument("--sgemm-grid", action="store_true",
                         help="only cuBLAS, double_buffered and the top rung's full grid at 4096^3 "
                              "and 8192^3, saved as linalg_sgemm_grid.json")
@@ -267,6 +315,12 @@ def main():
     require_gpu()
     if args.sgemm_grid:
         return sgemm_grid_only(args.repeat, [512] if args.quick else [4096, 8192])
+    if args.half:
+        sizes = [512] if args.quick else [4096, 8192]
+        half = half_ladder(sizes, args.repeat)
+        print(gl.Table(half))
+        return save("linalg_half", {"repeat": args.repeat, "sizes": sizes, "flush_l2": False},
+                    {"half": half})
     quick = args.quick
     settings = {"repeat": args.repeat, "grid_repeat": GRID_REPEAT, "top_rung": TOP_RUNG,
                 "matvec_n": 2048 if quick else 16384,
@@ -284,6 +338,8 @@ def main():
     skewed = [] if quick else matmul_skewed(args.repeat)
     tunables = matmul_tunables(settings["tunable_size"], args.repeat)
     grid = grid_sweep(settings["matmul_sizes"], matmul)
+    half = half_ladder([512] if quick else [4096, 8192], args.repeat)
+    print(gl.Table(half))
     transpose = transpose_ladder(settings["transpose_n"], args.repeat)
     print(gl.Table(transpose))
     summary = summarize(matvec, matmul, transpose, grid)
@@ -292,7 +348,7 @@ def main():
                                   "fma_gflops": ceilings["fma_gflops"], "summary": summary,
                                   "matvec": matvec, "matvec_scaling": scaling, "matmul": matmul,
                                   "matmul_skewed": skewed, "matmul_tunables": tunables,
-                                  "matmul_grid": grid,
+                                  "matmul_grid": grid, "half": half,
                                   "transpose": transpose})
 
 

@@ -2,6 +2,8 @@
 // checks every call passes, and the dispatch to the rungs' launchers. The rungs:
 //  13 wmma (hgemm_wmma.cu): bm, bn in {64, 128}, bk in {16, 32}; defaults 128, 128, 32;
 //  14 wmma_multistage (hgemm_wmma_multistage.cu): the same and stages in {2, 3, 4}, default 3;
+//  15 mma_sync (hgemm_mma.cu): bm in {64, 128}, warps in {4, 8}, stages in {2, 3, 4} (its own
+//     resolve, hgemm_mma.h);
 //  16 cublaslt (cublaslt.cu): none.
 // The defaults are GLC_WMMA_DEFAULT_* (hgemm.h), not yet measured on the H200.
 #include <cuda_runtime.h>
@@ -11,6 +13,7 @@
 #include "cuda/core/errors.cuh"
 #include "cuda/core/launch.cuh"
 #include "hgemm.h"
+#include "hgemm_mma.h"
 
 namespace {
 
@@ -22,8 +25,10 @@ bool one_of(int *value, int fallback, int allowed0, int allowed1, int allowed2 =
 }  // namespace
 
 int glc_hgemm_resolve(int variant, glc_matmul_tunables *t) {
-  if (t == nullptr || t->tile != 0 || t->tm != 0 || t->tn != 0 || t->warps != 0)
+  if (t == nullptr || t->tile != 0 || t->tm != 0 || t->tn != 0)
     return glc_fail(cudaErrorInvalidValue, "glc_hgemm(tunables)");
+  if (variant == GLC_MATMUL_MMA_SYNC) return glc_hgemm_mma_resolve(t, t);
+  if (t->warps != 0) return glc_fail(cudaErrorInvalidValue, "glc_hgemm(tunables)");
   bool ok = false;
   switch (variant) {
     case GLC_MATMUL_WMMA:
@@ -69,6 +74,8 @@ extern "C" int glc_hgemm(int variant, const glc_matmul_tunables *tunables, int d
       return glc_hgemm_wmma(&t, dtype, out_dtype, m, n, k, a, b, c, stream);
     case GLC_MATMUL_WMMA_MULTISTAGE:
       return glc_hgemm_wmma_multistage(&t, dtype, out_dtype, m, n, k, a, b, c, stream);
+    case GLC_MATMUL_MMA_SYNC:
+      return glc_hgemm_mma(&t, dtype, out_dtype, m, n, k, a, b, c, stream);
     case GLC_MATMUL_CUBLASLT:
       return glc_hgemm_cublaslt(&t, dtype, out_dtype, m, n, k, a, b, c, stream);
     default:

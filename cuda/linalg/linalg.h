@@ -49,8 +49,8 @@ enum glc_matmul_variant {
   /* float16 and bfloat16 on the tensor cores, FP32 accumulation (glc_hgemm, cuda/linalg/hgemm.h) */
   GLC_MATMUL_WMMA = 13,            /* WMMA 16x16x16 from padded shared tiles (S4's API) */
   GLC_MATMUL_WMMA_MULTISTAGE = 14, /* the same fed by a 2-4 stage cp.async pipeline */
-  /* 15: GLC_MATMUL_MMA_SYNC, mma.sync m16n8k16 + ldmatrix (cuda/linalg/hgemm_mma.cu) */
-  GLC_MATMUL_CUBLASLT = 16, /* cuBLASLt, its heuristic's best algorithm: the reference */
+  GLC_MATMUL_MMA_SYNC = 15,        /* mma.sync m16n8k16 from ldmatrix on swizzled, unpadded tiles */
+  GLC_MATMUL_CUBLASLT = 16,        /* cuBLASLt, its heuristic's best algorithm: the reference */
   /* CPU ladder */
   GLC_MATMUL_CPU_IJK = 100,
   GLC_MATMUL_CPU_IKJ = 101,

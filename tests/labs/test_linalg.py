@@ -151,7 +151,8 @@ def test_matmul_every_tunable(v, kw):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("v, kw", [p for p in tunable_grid_params("matmul")
-                                   if "stages" in p.values[0].tunables])
+                                   if "stages" in p.values[0].tunables
+                                   and "float32" in p.values[0].dtypes])
 def test_multistage_off_the_16_byte_grain(v, kw):
     """A and B one element past a 16-byte boundary with n % 4 == 0: B's 16-byte copies fall back
     to 4-byte ones (A always takes 4-byte copies, to transpose them)."""
@@ -674,7 +675,8 @@ def test_ladder_order_and_ids():
         (0, "naive"), (1, "coalesced"), (2, "shared_tiles"), (3, "padded_tiles"),
         (4, "register_1d"), (5, "register_2d"), (6, "vectorized"), (7, "warp_tiling"),
         (8, "double_buffered"), (12, "multistage"), (9, "cublas"), (10, "tf32_wmma"),
-        (11, "cublas_tf32"), (13, "wmma"), (14, "wmma_multistage"), (16, "cublaslt"),
+        (11, "cublas_tf32"), (13, "wmma"), (14, "wmma_multistage"), (15, "mma_sync"),
+        (16, "cublaslt"),
         (100, "ijk"), (101, "ikj"), (102, "blocked"), (103, "blocked_openmp")]
     # ids from 1: the copy a transpose is measured against is gl.ceilings()' D2D copy
     assert ids("transpose") == [(1, "naive"), (2, "shared"), (3, "padded"), (4, "wide"),

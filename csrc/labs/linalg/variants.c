@@ -6,6 +6,7 @@
 #include "variants.h"
 
 #include "cuda/linalg/hgemm.h"
+#include "cuda/linalg/hgemm_mma.h"
 #include "cuda/linalg/linalg.h"
 
 #define BLOCK_TUNABLE                \
@@ -258,11 +259,24 @@ static const gl_variant matmul_variants[] = {
      .seed = "S4; CUDA C++ Programming Guide, cp.async; CUTLASS multistage (sm_80)",
      .kernels = "hgemm_wmma_multistage",
      .dtypes = GL_HALVES,
-     .flags = GL_BEST_FOR_DTYPES | GL_DETERMINISTIC,
+     .flags = GL_DETERMINISTIC,
      .tunables = {{"bm", {64, 128, 0}, GLC_WMMA_DEFAULT_BM},
                   {"bn", {64, 128, 0}, GLC_WMMA_DEFAULT_BN},
                   {"bk", {16, 32, 0}, GLC_WMMA_DEFAULT_BK},
                   {"stages", {2, 3, 4, 0}, GLC_WMMA_DEFAULT_STAGES}}},
+    {.id = GLC_MATMUL_MMA_SYNC,
+     .name = "mma_sync",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "Tensor cores through mma.sync.m16n8k16 on register fragments loaded by ldmatrix "
+                "(.trans for B) from unpadded shared tiles whose 16-byte chunks are XOR-swizzled "
+                "(conflict-free copies and loads), a 2-4 stage cp.async ring, 64x64 warp tiles.",
+     .seed = "PTX ISA: mma.sync, ldmatrix; CUTLASS sm_80 swizzled layouts",
+     .kernels = "hgemm_mma_kernel",
+     .dtypes = GL_HALVES,
+     .flags = GL_BEST_FOR_DTYPES | GL_DETERMINISTIC,
+     .tunables = {{"bm", {64, 128, 0}, GLC_HGEMM_MMA_DEFAULT_BM},
+                  {"warps", {4, 8, 0}, GLC_HGEMM_MMA_DEFAULT_WARPS},
+                  {"stages", {2, 3, 4, 0}, GLC_HGEMM_MMA_DEFAULT_STAGES}}},
     {.id = GLC_MATMUL_CUBLASLT,
      .name = "cublaslt",
      .backend = GL_BACKEND_CUDA,

@@ -41,7 +41,9 @@ enum glc_dtype {
   GLC_I8 = 5,
   GLC_U16 = 6,
   GLC_I16 = 7,
-  GLC_U32 = 8
+  GLC_U32 = 8,
+  GLC_F16 = 9,
+  GLC_BF16 = 10
 };
 
 /* True (non-null) only when the CUDA part is linked in. */

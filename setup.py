@@ -45,6 +45,13 @@ CUDA_LIBS = ["cudadevrt", "cudart_static", "stdc++", "dl", "rt", "pthread"]
 # Files named *_cdp.cu launch kernels from the device (CUDA dynamic parallelism): they need
 # relocatable device code (-rdc=true) and a device-link step against cudadevrt.
 RDC_SUFFIX = "_cdp.cu"
+# Files named hgemm_wgmma*.cu use sm_90a's arch-specific instructions (wgmma, setmaxnreg): their
+# sm_90 SASS is built for sm_90a instead, which runs on the same devices (compute capability 9.0
+# alone). Their kernels are empty in every other target, where their launchers return
+# cudaErrorNotSupported.
+SM90A_PREFIX = "hgemm_wgmma"
+SM90_GENCODE = "-gencode=arch=compute_90,code=sm_90"
+SM90A_GENCODE = "-gencode=arch=compute_90a,code=sm_90a"
 # Bumped when the way objects are made changes in a way their keys would not see.
 CACHE_FORMAT = "1"
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
@@ -90,6 +97,13 @@ def gencode_flags(archs):
     newest = max(archs, key=lambda a: int(a.rstrip("a")))
     flags.append(f"-gencode=arch=compute_{newest},code=compute_{newest}")
     return flags
+
+
+def source_flags(source, flags):
+    """nvcc's flags for one file: `flags`, with sm_90 made sm_90a for the SM90A_PREFIX files."""
+    if not os.path.basename(source).startswith(SM90A_PREFIX):
+        return flags
+    return [SM90A_GENCODE if f == SM90_GENCODE else f for f in flags]
 
 
 def tool_version(tool):
@@ -243,8 +257,9 @@ class BuildCore(build_ext):
         for source in sources:
             rdc = ["-rdc=true"] if source.endswith(RDC_SUFFIX) else []
             obj = os.path.join(self.build_temp, os.path.relpath(source, HERE) + ".o")
-            command = [nvcc, *flags, *rdc, "-I", HERE, "-c", source, "-o", obj]
-            key = [CACHE_FORMAT, "cuda", version, *flags, *rdc, *content_key(source, [HERE])]
+            own = source_flags(source, flags)
+            command = [nvcc, *own, *rdc, "-I", HERE, "-c", source, "-o", obj]
+            key = [CACHE_FORMAT, "cuda", version, *own, *rdc, *content_key(source, [HERE])]
             jobs.append(Job(source, command, key, obj))
         return jobs
 

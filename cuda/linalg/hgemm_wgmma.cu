@@ -1,0 +1,751 @@
+// The half-precision GEMM ladder's Hopper rungs (issue 34, rungs 3 and 4): C[m x n] = A[m x k]
+// B[k x n] for row-major float16 or bfloat16 A and B, FP32 accumulation, C stored as the input
+// type or as float32, on sm_90a's warpgroup MMA (wgmma.mma_async) fed by the tensor memory
+// accelerator (TMA). The structure follows the public Hopper GEMM designs (CUTLASS's sm90 TMA
+// warp-specialized kernels, the PTX ISA's wgmma and tensor-map sections); the code is our own.
+//
+// Tiles. A block computes a 128 x BN tile of C (BN = 128 or 256) with two consumer warpgroups,
+// each one 64 x BN half: one wgmma.m64nBNk16 a k step of 16, BN / 2 FP32 accumulators a thread.
+// A k slice is 64 deep, and shared memory holds STAGES slices, each 1024-byte aligned:
+//   A: 128 rows (m) of 64 elements (k): 128-byte rows, one TMA box of 64 x 128;
+//   B: BN / 64 blocks of 64 columns (n), each 64 rows (k) of 128 bytes: one TMA box of 64 x 64.
+// Both tensor maps use the 128-byte swizzle: in each 1024-byte group of 8 rows, 16-byte chunk c
+// of row r is stored at chunk c ^ (r % 8). wgmma reads that layout through its shared-memory
+// matrix descriptors (64 bits):
+//   bits  0-13: start address >> 4      bits 16-29: leading byte offset >> 4
+//   bits 32-45: stride byte offset >> 4  bits 49-51: base offset (0: the groups are 1024-aligned)
+//   bits 62-63: swizzle mode, 1 = 128-byte swizzle
+// A is K-major (imm-trans-a 0): start = the warpgroup's 64 rows + 32 bytes a k step (the
+// hardware applies the XOR to the address it forms, so a step inside the 128-byte row is a plain
+// offset), stride byte offset 1024 (8 rows of 128 bytes), leading byte offset unused (1). B is
+// N-major (imm-trans-b 1: wgmma transposes 16-bit B itself, so row-major B is used as it is):
+// start = 16 rows of 128 bytes (2048 bytes) a k step, stride byte offset 1024 (the next 8 k
+// rows), leading byte offset 8192 (the next block of 64 columns).
+//
+// Pipelines. The rung-3 kernel (hgemm_wgmma_kernel, 256 threads) is not specialized: thread 0
+// issues the TMA loads, a "full" mbarrier a stage counts their bytes (arrive.expect_tx, then
+// complete_tx from the TMA), every thread waits on it (try_wait.parity), the warpgroups issue
+// four wgmma a slice, commit them as a group and wait until at most one group is pending (the
+// slice before's), and a block barrier then lets thread 0 refill the stage that slice used.
+// The rung-4 kernel (hgemm_wgmma_ws_kernel, 384 threads) is warp-specialized and persistent: a
+// producer warpgroup (registers cut to 40 by setmaxnreg.dec) of which one thread issues the TMA
+// loads, and two consumer warpgroups (setmaxnreg.inc to 232) that issue wgmma; a stage has a
+// full and an "empty" mbarrier (eight arrivals: one a consumer warp once its wgmma that read
+// the stage are complete), so nothing waits on a block barrier; each block walks tiles in a
+// grouped order (8 row tiles, column by column), and the producer loads the next tile's slices
+// while the consumers store the last one's results.
+//
+// Shapes. TMA zero-fills the parts of a box outside the matrix, so m, n and k need not be
+// multiples of the tiles (zeros in A's and B's k tails add nothing); C's stores are guarded.
+// The tensor maps need 16-byte aligned A and B and rows of a multiple of 16 bytes: k % 8 == 0
+// and n % 8 == 0. Other shapes return cudaErrorNotSupported (glc_failed_call names
+// "glc_hgemm_wgmma(k % 8, n % 8, 16-byte aligned A and B)"): the dispatch falls back to the
+// mma.sync rung (hgemm_mma.cu) for those. The kernels are compiled only for sm_90a (setup.py
+// builds this file with -gencode=arch=compute_90a,code=sm_90a in place of sm_90); elsewhere
+// their bodies are empty and the launchers return cudaErrorNotSupported.
+#include <cuda.h>  // CUtensorMap and its enums; the encoder is fetched through the runtime
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "cuda/core/launch.cuh"
+#include "hgemm_wgmma.h"
+
+// 1 in the device pass for sm_90a, where wgmma and setmaxnreg exist; 0 elsewhere.
+#if defined(__CUDA_ARCH__) && (defined(__CUDA_ARCH_FEAT_SM90_ALL) || \
+                               (defined(__CUDA_ARCH_SPECIFIC__) && __CUDA_ARCH_SPECIFIC__ == 900))
+#define GLC_WGMMA_BUILT 1
+#else
+#define GLC_WGMMA_BUILT 0
+#endif
+
+// Read by the launchers (once a device) to learn whether the image loaded has the kernels.
+__device__ int glc_hgemm_wgmma_built = GLC_WGMMA_BUILT;
+
+namespace {
+
+template <int BN_, int STAGES_>
+struct wgmma_shape {
+  static constexpr int BM = 128, BN = BN_, BK = 64, STAGES = STAGES_;
+  static constexpr int B_BOXES = BN / 64;  // TMA boxes of B a stage (64 columns each)
+  static constexpr unsigned A_BYTES = BM * BK * 2, B_BOX_BYTES = 64 * BK * 2;
+  static constexpr unsigned STAGE_BYTES = A_BYTES + B_BOXES * B_BOX_BYTES;
+  // Slack to round the dynamic shared base up to 1024 bytes, the stages, then 2 x STAGES
+  // mbarriers of 8 bytes (full, then empty).
+  static constexpr unsigned SHARED_BYTES = 1024 + STAGES * STAGE_BYTES + 16 * STAGES;
+  static_assert(BN == 128 || BN == 256, "wgmma n of 128 or 256");
+  static_assert(STAGES >= 2 && SHARED_BYTES <= 227 * 1024, "the stages fit an SM");
+};
+
+// The device helpers exist in the host pass and in the sm_90a device pass only: elsewhere the
+// kernels' bodies are empty and nothing would use them.
+#if !defined(__CUDA_ARCH__) || GLC_WGMMA_BUILT
+
+// Row tiles per group of the tile order.
+constexpr size_t wgmma_group_rows = 8;
+
+__device__ __forceinline__ unsigned wgmma_shared_address(const void *p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// ---- mbarriers -------------------------------------------------------------------------------
+
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+// Makes the initialized barriers visible to the other threads and to the async proxy (TMA).
+__device__ __forceinline__ void mbar_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// One arrival that also expects `bytes` of transactions (the TMA loads' complete_tx).
+__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+// Waits until the phase of parity `parity` has completed (a fresh barrier is in phase 0, so
+// waiting for parity 1 returns at once: the "previous" phase counts as complete).
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// ---- TMA -------------------------------------------------------------------------------------
+
+// The box of `map` at coordinates (inner, outer) to shared dst; its bytes complete_tx on bar.
+__device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap *map, unsigned bar,
+                                            int inner, int outer) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(inner), "r"(outer)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_prefetch_map(const CUtensorMap *map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+// ---- wgmma -----------------------------------------------------------------------------------
+
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+// Waits until at most N committed groups of this warp's wgmma are pending.
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+// Keeps the compiler from moving reads or writes of the accumulators across the wgmma fences
+// and waits (the asynchronous wgmma writes them behind the compiler's back).
+template <int N>
+__device__ __forceinline__ void wgmma_fence_operands(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+template <int REGS>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
+
+template <int REGS>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
+
+// Shared-memory matrix descriptor: 128-byte swizzle, base offset 0.
+__device__ __forceinline__ uint64_t wgmma_desc(unsigned address, unsigned leading_bytes,
+                                               unsigned stride_bytes) {
+  return static_cast<uint64_t>((address & 0x3FFFF) >> 4) |
+         static_cast<uint64_t>(leading_bytes >> 4 & 0x3FFF) << 16 |
+         static_cast<uint64_t>(stride_bytes >> 4 & 0x3FFF) << 32 | 1ull << 62;
+}
+
+// ---- the wgmma.mma_async wrappers (m64nNk16, FP32 accumulators, A and B from shared-memory
+// descriptors, imm-trans-b 1: B N-major); written out by a small generator, one per (N, type) ----
+
+// D[64 x 128] (+)= A[64 x 16] B[16 x 128]: 64 accumulators a thread.
+template <bool BF16>
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
+                                                 int accumulate) {
+  if constexpr (BF16) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+          "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+          "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  }
+}
+
+// D[64 x 256] (+)= A[64 x 16] B[16 x 256]: 128 accumulators a thread.
+template <bool BF16>
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
+                                                 int accumulate) {
+  if constexpr (BF16) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, "
+        "%111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, "
+        "%127"
+        "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, "
+        "%111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, "
+        "%127"
+        "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  }
+}
+
+// One k slice (64 deep: four k steps of 16) of a warpgroup's 64 x BN results: desc_a and desc_b
+// describe the slice's first k step (the warpgroup's A rows and the whole B slice). The first
+// step of a tile's first slice overwrites the accumulators (scale-d 0) instead of adding.
+template <bool BF16, int BN>
+__device__ __forceinline__ void wgmma_slice(float (&d)[BN / 2], uint64_t desc_a, uint64_t desc_b,
+                                            bool accumulate) {
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    // A: 32 bytes (16 elements of a 128-byte row) a step; B: 16 rows of 128 bytes. In the
+    // descriptors' address field (bytes >> 4): 2 and 128.
+    const uint64_t a = desc_a + 2 * kk, b = desc_b + 128 * kk;
+    const int scale_d = kk > 0 || accumulate;
+    if constexpr (BN == 128)
+      wgmma_m64n128k16<BF16>(d, a, b, scale_d);
+    else
+      wgmma_m64n256k16<BF16>(d, a, b, scale_d);
+  }
+  wgmma_commit();
+}
+
+// Tile `tile` of the grouped order: wgmma_group_rows row tiles walked column by column, so that
+// the blocks resident at once share a few of A's row panels and of B's column panels in L2.
+__device__ __forceinline__ void wgmma_tile_origin(size_t tile, size_t tiles_m, size_t tiles_n,
+                                                  int bm, int bn, size_t *row0, size_t *col0) {
+  const size_t per_group = wgmma_group_rows * tiles_n, group = tile / per_group;
+  const size_t first = group * wgmma_group_rows, in_group = tile - group * per_group;
+  const size_t rows = tiles_m - first < wgmma_group_rows ? tiles_m - first : wgmma_group_rows;
+  *row0 = (first + in_group % rows) * bm;
+  *col0 = in_group / rows * bn;
+}
+
+// The epilogue's conversions: two adjacent results (p aligned to two elements), or one.
+__device__ __forceinline__ void wgmma_store2(float *p, float x, float y) {
+  *reinterpret_cast<float2 *>(p) = make_float2(x, y);
+}
+__device__ __forceinline__ void wgmma_store2(__half *p, float x, float y) {
+  *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(x, y);
+}
+__device__ __forceinline__ void wgmma_store2(__nv_bfloat16 *p, float x, float y) {
+  *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(x, y);
+}
+__device__ __forceinline__ void wgmma_store1(float *p, float x) { *p = x; }
+__device__ __forceinline__ void wgmma_store1(__half *p, float x) { *p = __float2half_rn(x); }
+__device__ __forceinline__ void wgmma_store1(__nv_bfloat16 *p, float x) {
+  *p = __float2bfloat16_rn(x);
+}
+
+// A warpgroup's 64 x BN results, rows from row0, columns from col0, from the accumulators:
+// thread t (warp w = t / 32, lane l) holds, in d[4 j + 2 h + e], row 16 w + l / 4 + 8 h and
+// column 8 j + 2 (l % 4) + e.
+template <typename Out, int ACC>
+__device__ __forceinline__ void wgmma_store_tile(Out *__restrict__ c, size_t m, size_t n,
+                                                 size_t row0, size_t col0, const float (&d)[ACC],
+                                                 bool vector_c) {
+  const int t = threadIdx.x % 128;
+  const size_t r = row0 + t / 32 * 16 + t % 32 / 4, c0 = col0 + t % 4 * 2;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const size_t row = r + 8 * h;
+    if (row >= m) continue;
+    Out *const c_row = c + row * n;
+#pragma unroll
+    for (int j = 0; j < ACC / 4; ++j) {
+      const size_t col = c0 + 8 * j;
+      const float x = d[4 * j + 2 * h], y = d[4 * j + 2 * h + 1];
+      if (vector_c) {
+        if (col < n) wgmma_store2(c_row + col, x, y);  // n even: both in or both out
+      } else {
+        if (col < n) wgmma_store1(c_row + col, x);
+        if (col + 1 < n) wgmma_store1(c_row + col + 1, y);
+      }
+    }
+  }
+}
+
+// Issues the TMA loads of slice kt of the tile at (row0, col0) into the stage at shared address
+// `stage`, counted by the full barrier `bar`.
+template <typename S>
+__device__ __forceinline__ void wgmma_load_slice(const CUtensorMap *map_a, const CUtensorMap *map_b,
+                                                 unsigned stage, unsigned bar, int kt, int row0,
+                                                 int col0) {
+  mbar_arrive_expect_tx(bar, S::STAGE_BYTES);  // out-of-range parts count too: they are zeros
+  tma_load_2d(stage, map_a, bar, kt * S::BK, row0);
+#pragma unroll
+  for (int j = 0; j < S::B_BOXES; ++j)
+    tma_load_2d(stage + S::A_BYTES + j * S::B_BOX_BYTES, map_b, bar, col0 + 64 * j, kt * S::BK);
+}
+
+#endif  // !defined(__CUDA_ARCH__) || GLC_WGMMA_BUILT
+
+// Rung 3: two warpgroups, both consumers; thread 0 also issues the loads. One tile a block.
+template <typename T, typename Out, int BN, int STAGES>
+__global__ void __launch_bounds__(256, 1)
+    hgemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
+                       const __grid_constant__ CUtensorMap map_b, size_t m, size_t n, size_t k,
+                       Out *__restrict__ c, int vector_c) {
+#if GLC_WGMMA_BUILT
+  using S = wgmma_shape<BN, STAGES>;
+  constexpr int ACC = BN / 2;  // FP32 accumulators a consumer thread
+  constexpr bool BF16 = std::is_same<T, __nv_bfloat16>::value;
+  extern __shared__ __align__(1024) unsigned char wgmma_shared[];
+  const unsigned base = (wgmma_shared_address(wgmma_shared) + 1023u) & ~1023u;
+  const unsigned full = base + STAGES * S::STAGE_BYTES;  // full[s] at full + 8 s
+  const int tid = threadIdx.x, wg = tid / 128;
+  if (tid == 0) {
+    tma_prefetch_map(&map_a);
+    tma_prefetch_map(&map_b);
+    for (int s = 0; s < STAGES; ++s) mbar_init(full + 8 * s, 1);
+    mbar_init_fence();
+  }
+  __syncthreads();
+  size_t row0, col0;
+  wgmma_tile_origin(blockIdx.x, (m + S::BM - 1) / S::BM, (n + BN - 1) / BN, S::BM, BN, &row0,
+                    &col0);
+  const int k_tiles = static_cast<int>((k + S::BK - 1) / S::BK);
+  auto load = [&](int kt, int s) {
+    wgmma_load_slice<S>(&map_a, &map_b, base + s * S::STAGE_BYTES, full + 8 * s, kt,
+                        static_cast<int>(row0), static_cast<int>(col0));
+  };
+  if (tid == 0)
+    for (int kt = 0; kt < STAGES - 1 && kt < k_tiles; ++kt) load(kt, kt);
+  const uint64_t desc_a = wgmma_desc(base + wg * 64 * 128, 16, 1024);
+  const uint64_t desc_b = wgmma_desc(base + S::A_BYTES, 8192, 1024);
+  float d[ACC];
+#pragma unroll
+  for (int i = 0; i < ACC; ++i) d[i] = 0.0f;
+  wgmma_fence_operands(d);
+  int s = 0, refill = STAGES - 1;  // the stage of slice kt and of slice kt + STAGES - 1
+  unsigned phase = 0;
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    mbar_wait(full + 8 * s, phase);
+    const uint64_t offset = s * (S::STAGE_BYTES >> 4);
+    wgmma_slice<BF16, BN>(d, desc_a + offset, desc_b + offset, kt > 0);
+    wgmma_wait<1>();  // slice kt - 1's wgmma are complete (this warp's)
+    __syncthreads();  // ... and every warp's: its stage, `refill`, may be overwritten
+    if (tid == 0 && kt + STAGES - 1 < k_tiles) load(kt + STAGES - 1, refill);
+    refill = s;
+    if (++s == STAGES) {
+      s = 0;
+      phase ^= 1;
+    }
+  }
+  wgmma_wait<0>();
+  wgmma_fence_operands(d);
+  wgmma_store_tile(c, m, n, row0 + 64 * wg, col0, d, vector_c != 0);
+#endif
+}
+
+// Rung 4: a producer warpgroup (one thread issues the TMA loads) and two consumer warpgroups,
+// full and empty barriers a stage; persistent over the tiles in the grouped order.
+template <typename T, typename Out, int BN, int STAGES>
+__global__ void __launch_bounds__(384, 1)
+    hgemm_wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a,
+                          const __grid_constant__ CUtensorMap map_b, size_t m, size_t n, size_t k,
+                          Out *__restrict__ c, int vector_c) {
+#if GLC_WGMMA_BUILT
+  using S = wgmma_shape<BN, STAGES>;
+  constexpr int ACC = BN / 2;  // FP32 accumulators a consumer thread
+  constexpr bool BF16 = std::is_same<T, __nv_bfloat16>::value;
+  constexpr unsigned CONSUMER_WARPS = 8;
+  extern __shared__ __align__(1024) unsigned char wgmma_shared[];
+  const unsigned base = (wgmma_shared_address(wgmma_shared) + 1023u) & ~1023u;
+  const unsigned full = base + STAGES * S::STAGE_BYTES, empty = full + 8 * STAGES;
+  const int tid = threadIdx.x, wg = tid / 128;
+  if (tid == 0) {
+    tma_prefetch_map(&map_a);
+    tma_prefetch_map(&map_b);
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(full + 8 * s, 1);
+      mbar_init(empty + 8 * s, CONSUMER_WARPS);
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+  const size_t tiles_m = (m + S::BM - 1) / S::BM, tiles_n = (n + BN - 1) / BN;
+  const size_t tiles = tiles_m * tiles_n;
+  const int k_tiles = static_cast<int>((k + S::BK - 1) / S::BK);
+  if (wg == 0) {
+    setmaxnreg_dec<40>();
+    if (tid == 0) {
+      int s = 0;
+      unsigned phase = 0;
+      for (size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        size_t row0, col0;
+        wgmma_tile_origin(tile, tiles_m, tiles_n, S::BM, BN, &row0, &col0);
+        for (int kt = 0; kt < k_tiles; ++kt) {
+          mbar_wait(empty + 8 * s, phase ^ 1);  // the consumers have released the stage
+          wgmma_load_slice<S>(&map_a, &map_b, base + s * S::STAGE_BYTES, full + 8 * s, kt,
+                              static_cast<int>(row0), static_cast<int>(col0));
+          if (++s == STAGES) {
+            s = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {
+    setmaxnreg_inc<232>();
+    const int consumer = wg - 1, lane = tid % 32;
+    const uint64_t desc_a = wgmma_desc(base + consumer * 64 * 128, 16, 1024);
+    const uint64_t desc_b = wgmma_desc(base + S::A_BYTES, 8192, 1024);
+    float d[ACC];
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) d[i] = 0.0f;
+    int s = 0;
+    unsigned phase = 0;
+    for (size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      size_t row0, col0;
+      wgmma_tile_origin(tile, tiles_m, tiles_n, S::BM, BN, &row0, &col0);
+      wgmma_fence_operands(d);
+      int previous = 0;
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        mbar_wait(full + 8 * s, phase);
+        const uint64_t offset = s * (S::STAGE_BYTES >> 4);
+        wgmma_slice<BF16, BN>(d, desc_a + offset, desc_b + offset, kt > 0);
+        wgmma_wait<1>();  // slice kt - 1's wgmma (this warp's) are complete
+        if (kt > 0 && lane == 0) mbar_arrive(empty + 8 * previous);
+        previous = s;
+        if (++s == STAGES) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+      wgmma_wait<0>();
+      if (lane == 0) mbar_arrive(empty + 8 * previous);
+      wgmma_fence_operands(d);
+      wgmma_store_tile(c, m, n, row0 + 64 * consumer, col0, d, vector_c != 0);
+    }
+  }
+#endif
+}
+
+// ---- host ------------------------------------------------------------------------------------
+
+// The driver's cuTensorMapEncodeTiled, fetched through the runtime once (no link to libcuda).
+using wgmma_encode_tiled = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                        const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                        const cuuint32_t *, CUtensorMapInterleave,
+                                        CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                        CUtensorMapFloatOOBfill);
+
+wgmma_encode_tiled wgmma_encoder() {
+  static const wgmma_encode_tiled entry = [] {
+    void *fn = nullptr;
+    cudaDriverEntryPointQueryResult found;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();
+      fn = nullptr;
+    }
+    return reinterpret_cast<wgmma_encode_tiled>(fn);
+  }();
+  return entry;
+}
+
+// A row-major outer x inner matrix of 16-bit elements at base, read in boxes of 64 (inner, 128
+// bytes) x box_outer elements with the 128-byte swizzle; boxes past the edges are zero-filled.
+int wgmma_tensor_map(CUtensorMap *map, int dtype, const void *base, size_t inner, size_t outer,
+                     unsigned box_outer, const char *call) {
+  const wgmma_encode_tiled encode = wgmma_encoder();
+  if (encode == nullptr) return glc_fail(cudaErrorNotSupported, "cuTensorMapEncodeTiled");
+  const cuuint64_t dims[2] = {inner, outer}, strides[1] = {inner * 2};
+  const cuuint32_t box[2] = {64, box_outer}, element_strides[2] = {1, 1};
+  const CUresult result = encode(
+      map, dtype == GLC_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+      2, const_cast<void *>(base), dims, strides, box, element_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return result == CUDA_SUCCESS ? cudaSuccess : glc_fail(cudaErrorInvalidValue, call);
+}
+
+// Whether the current device runs the kernels: compute capability 9.0, and the image loaded
+// for it is the sm_90a one (glc_hgemm_wgmma_built, read once a device).
+int wgmma_supported(bool *yes) {
+  static std::atomic<int> cached[glc_cached_devices] = {};  // 0: not asked, 1: yes, 2: no
+  *yes = false;
+  int device = 0, major = 0, minor = 0;
+  int code = GLC_CUDA(cudaGetDevice, &device);
+  if (code) return code;
+  const bool cacheable = device >= 0 && device < glc_cached_devices;
+  const int known = cacheable ? cached[device].load(std::memory_order_relaxed) : 0;
+  if (known) {
+    *yes = known == 1;
+    return cudaSuccess;
+  }
+  code = GLC_CUDA(cudaDeviceGetAttribute, &major, cudaDevAttrComputeCapabilityMajor, device);
+  if (code) return code;
+  code = GLC_CUDA(cudaDeviceGetAttribute, &minor, cudaDevAttrComputeCapabilityMinor, device);
+  if (code) return code;
+  int built = 0;
+  if (major == 9 && minor == 0) {
+    code = GLC_CUDA(cudaMemcpyFromSymbol, &built, glc_hgemm_wgmma_built, sizeof built);
+    if (code) return code;
+  }
+  *yes = built == 1;
+  if (cacheable) cached[device].store(*yes ? 1 : 2, std::memory_order_relaxed);
+  return cudaSuccess;
+}
+
+template <typename T, typename Out, int BN, int STAGES, bool WS>
+int wgmma_launch(const CUtensorMap &map_a, const CUtensorMap &map_b, size_t m, size_t n, size_t k,
+                 void *c, int vector_c, cudaStream_t stream) {
+  using S = wgmma_shape<BN, STAGES>;
+  auto *kernel =
+      WS ? hgemm_wgmma_ws_kernel<T, Out, BN, STAGES> : hgemm_wgmma_kernel<T, Out, BN, STAGES>;
+  const char *name = WS ? "hgemm_wgmma_ws_kernel" : "hgemm_wgmma_kernel";
+  const size_t tiles = glc_blocks_to_cover(m, S::BM) * glc_blocks_to_cover(n, BN);
+  size_t grid = tiles;
+  if (WS) {  // persistent: one block an SM (the stages take most of its shared memory)
+    int sm_count = 0;
+    const int code = glc_current_sm_count(&sm_count);
+    if (code) return code;
+    if (grid > static_cast<size_t>(sm_count)) grid = static_cast<size_t>(sm_count);
+  } else if (grid > glc_max_grid_x) {
+    return glc_fail(cudaErrorNotSupported, "hgemm_wgmma_kernel(tiles)");
+  }
+  int code = GLC_CUDA(cudaFuncSetAttribute, kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                      static_cast<int>(S::SHARED_BYTES));
+  if (code) return code;
+  return glc_launch_shared(kernel, name, dim3(static_cast<unsigned>(grid)), dim3(WS ? 384 : 256),
+                           S::SHARED_BYTES, stream, map_a, map_b, m, n, k, static_cast<Out *>(c),
+                           vector_c);
+}
+
+// The five (bn, stages) instantiations for one (input, output) type pair.
+template <typename T, typename Out, bool WS>
+int wgmma_dispatch(const glc_matmul_tunables &t, const CUtensorMap &map_a, const CUtensorMap &map_b,
+                   size_t m, size_t n, size_t k, void *c, int vector_c, cudaStream_t stream) {
+  switch (t.bn << 8 | t.stages) {
+#define GLC_HGEMM_WGMMA_CASE(BN, STAGES) \
+  case BN << 8 | STAGES:                 \
+    return wgmma_launch<T, Out, BN, STAGES, WS>(map_a, map_b, m, n, k, c, vector_c, stream);
+    GLC_HGEMM_WGMMA_CASE(128, 3)
+    GLC_HGEMM_WGMMA_CASE(128, 4)
+    GLC_HGEMM_WGMMA_CASE(128, 5)
+    GLC_HGEMM_WGMMA_CASE(256, 3)
+    GLC_HGEMM_WGMMA_CASE(256, 4)
+#undef GLC_HGEMM_WGMMA_CASE
+    default:
+      return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(tunables)");
+  }
+}
+
+// Fills a zero *value with fallback; true when the result is one of the allowed values.
+bool wgmma_resolve_one(int *value, int fallback, int allowed0, int allowed1 = -1,
+                       int allowed2 = -1) {
+  if (*value == 0) *value = fallback;
+  return *value == allowed0 || *value == allowed1 || *value == allowed2;
+}
+
+// Both launchers: the checks, the tensor maps, the kernel.
+template <bool WS>
+int wgmma_gemm(const glc_matmul_tunables *tunables, int dtype, int out_dtype, size_t m, size_t n,
+               size_t k, const void *a, const void *b, void *c, glc_stream stream) {
+  glc_matmul_tunables t;
+  int code = glc_hgemm_wgmma_resolve(tunables, &t);
+  if (code) return code;
+  if (dtype != GLC_F16 && dtype != GLC_BF16)
+    return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(dtype)");
+  if (out_dtype != dtype && out_dtype != GLC_F32)
+    return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(out_dtype)");
+  if (m == 0 || n == 0) return cudaSuccess;
+  const size_t out_bytes = out_dtype == GLC_F32 ? 4 : 2;
+  if (m > SIZE_MAX / n / out_bytes)
+    return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(sizes)");
+  if (!glc_all_aligned(out_bytes, c) || (k && !glc_all_aligned(2, a, b)))
+    return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(alignment)");
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  // k == 0: an empty sum, C = 0 (zero bits are 0.0 in all three types), with no kernel
+  if (k == 0) return glc_memset_async(c, 0, m * n * out_bytes, stream);
+  bool supported = false;
+  code = wgmma_supported(&supported);
+  if (code) return code;
+  if (!supported)
+    return glc_fail(cudaErrorNotSupported,
+                    WS ? "hgemm_wgmma_ws_kernel(sm_90a build, compute capability 9.0)"
+                       : "hgemm_wgmma_kernel(sm_90a build, compute capability 9.0)");
+  // The tensor maps: 16-byte aligned bases and row strides; int32 TMA coordinates (a tile's
+  // origin plus its box stays below 2^31).
+  if (k % 8 != 0 || n % 8 != 0 || !glc_all_aligned(16, a, b))
+    return glc_fail(cudaErrorNotSupported,
+                    "glc_hgemm_wgmma(k % 8, n % 8, 16-byte aligned A and B)");
+  constexpr size_t coordinate_limit = INT_MAX - 512;
+  if (m > coordinate_limit || n > coordinate_limit || k > coordinate_limit)
+    return glc_fail(cudaErrorNotSupported, "glc_hgemm_wgmma(m, n, k < 2^31)");
+  CUtensorMap map_a, map_b;
+  code = wgmma_tensor_map(&map_a, dtype, a, k, m, 128, "cuTensorMapEncodeTiled(A)");
+  if (code) return code;
+  code = wgmma_tensor_map(&map_b, dtype, b, n, k, 64, "cuTensorMapEncodeTiled(B)");
+  if (code) return code;
+  const int vector_c = glc_all_aligned(2 * out_bytes, c) ? 1 : 0;  // n is even
+  const bool to_f32 = out_dtype == GLC_F32;
+  if (dtype == GLC_F16)
+    return to_f32 ? wgmma_dispatch<__half, float, WS>(t, map_a, map_b, m, n, k, c, vector_c, s)
+                  : wgmma_dispatch<__half, __half, WS>(t, map_a, map_b, m, n, k, c, vector_c, s);
+  return to_f32 ? wgmma_dispatch<__nv_bfloat16, float, WS>(t, map_a, map_b, m, n, k, c, vector_c, s)
+                : wgmma_dispatch<__nv_bfloat16, __nv_bfloat16, WS>(t, map_a, map_b, m, n, k, c,
+                                                                   vector_c, s);
+}
+
+}  // namespace
+
+extern "C" int glc_hgemm_wgmma_resolve(const glc_matmul_tunables *in, glc_matmul_tunables *out) {
+  if (out == nullptr) return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(tunables)");
+  glc_matmul_tunables t = in ? *in : glc_matmul_tunables{};
+  const bool bm = wgmma_resolve_one(&t.bm, GLC_HGEMM_WGMMA_DEFAULT_BM, 128);
+  const bool bn = wgmma_resolve_one(&t.bn, GLC_HGEMM_WGMMA_DEFAULT_BN, 128, 256);
+  const bool bk = wgmma_resolve_one(&t.bk, GLC_HGEMM_WGMMA_DEFAULT_BK, 64);
+  const bool warps = wgmma_resolve_one(&t.warps, GLC_HGEMM_WGMMA_DEFAULT_WARPS, 8);
+  const bool stages = wgmma_resolve_one(&t.stages, GLC_HGEMM_WGMMA_DEFAULT_STAGES, 3, 4, 5);
+  *out = t;
+  const bool fits = !(t.bn == 256 && t.stages == 5);  // 5 x 48 KiB: past an SM's 227 KiB
+  const bool ok =
+      bm && bn && bk && warps && stages && fits && t.tile == 0 && t.tm == 0 && t.tn == 0;
+  return ok ? cudaSuccess : glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(tunables)");
+}
+
+extern "C" int glc_hgemm_wgmma(const glc_matmul_tunables *tunables, int dtype, int out_dtype,
+                               size_t m, size_t n, size_t k, const void *a, const void *b, void *c,
+                               glc_stream stream) {
+  return wgmma_gemm<false>(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
+}
+
+extern "C" int glc_hgemm_wgmma_ws(const glc_matmul_tunables *tunables, int dtype, int out_dtype,
+                                  size_t m, size_t n, size_t k, const void *a, const void *b,
+                                  void *c, glc_stream stream) {
+  return wgmma_gemm<true>(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
+}

@@ -1,0 +1,56 @@
+/* The half-precision GEMM ladder's Hopper rungs (cuda/linalg/hgemm_wgmma.cu): C = A B on the
+ * tensor cores through wgmma.mma_async, with A and B loaded by the TMA into 128-byte-swizzled
+ * shared stages, as glc_hgemm's dispatch calls them. Rung 3 (glc_hgemm_wgmma): two warpgroups
+ * that both issue wgmma, one thread of them the TMA loads, a block barrier a k slice. Rung 4
+ * (glc_hgemm_wgmma_ws): warp-specialized (a producer warpgroup, two consumer warpgroups, full
+ * and empty mbarriers a stage) and persistent over the tiles. Returns a CUDA error code, as
+ * cuda/core/gpulab_core.h says.
+ *
+ * Both need a device of compute capability 9.0 and this file's sm_90a build; elsewhere they
+ * return cudaErrorNotSupported. They also return cudaErrorNotSupported, naming
+ * "glc_hgemm_wgmma(k % 8, n % 8, 16-byte aligned A and B)", where the TMA cannot describe the
+ * operands (rows of A and B must be multiples of 16 bytes, their bases 16-byte aligned): the
+ * dispatch falls back to the mma.sync rung (glc_hgemm_mma, any shape) on that code. */
+#ifndef GPULAB_CUDA_LINALG_HGEMM_WGMMA_H
+#define GPULAB_CUDA_LINALG_HGEMM_WGMMA_H
+
+#include <stddef.h>
+
+#include "linalg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The tunables they compile, and their defaults (glc_hgemm_wgmma_resolve fills zeros with
+ * these): bm = 128 (two warpgroups of 64 rows), bn in {128, 256} (wgmma's n), bk = 64 (one
+ * 128-byte swizzled row of k), warps = 8 (the consumer warps; rung 4 adds a producer
+ * warpgroup), stages in {3, 4, 5} (at bn = 256 a stage is 48 KiB: 3 or 4). */
+#define GLC_HGEMM_WGMMA_DEFAULT_BM 128
+#define GLC_HGEMM_WGMMA_DEFAULT_BN 256
+#define GLC_HGEMM_WGMMA_DEFAULT_BK 64
+#define GLC_HGEMM_WGMMA_DEFAULT_WARPS 8
+#define GLC_HGEMM_WGMMA_DEFAULT_STAGES 4
+
+/* *out = *in (null: all zeros) with its zeros filled by the defaults above; returns 0, or
+ * cudaErrorInvalidValue when a value is not one the rungs compile (or bn = 256 with 5 stages)
+ * or tile, tm or tn is set. */
+GLC_API int glc_hgemm_wgmma_resolve(const glc_matmul_tunables *in, glc_matmul_tunables *out);
+
+/* C[m x n] = A[m x k] B[k x n], row-major and contiguous; A and B both GLC_F16 or both GLC_BF16,
+ * FP32 accumulation, C stored as out_dtype (dtype or GLC_F32). t: the tunables (null or zeros:
+ * defaults). m or n == 0 launches nothing, k == 0 gives zeros; otherwise k % 8 == 0, n % 8 == 0
+ * and 16-byte aligned A and B (any m; m, n and k tails need no multiple of the tile), else
+ * cudaErrorNotSupported (see above). */
+GLC_API int glc_hgemm_wgmma(const glc_matmul_tunables *t, int dtype, int out_dtype, size_t m,
+                            size_t n, size_t k, const void *a, const void *b, void *c,
+                            glc_stream stream);
+GLC_API int glc_hgemm_wgmma_ws(const glc_matmul_tunables *t, int dtype, int out_dtype, size_t m,
+                               size_t n, size_t k, const void *a, const void *b, void *c,
+                               glc_stream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

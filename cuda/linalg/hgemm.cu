@@ -4,7 +4,11 @@
 //  14 wmma_multistage (hgemm_wmma_multistage.cu): the same and stages in {2, 3, 4}, default 3;
 //  15 mma_sync (hgemm_mma.cu): bm in {64, 128}, warps in {4, 8}, stages in {2, 3, 4} (its own
 //     resolve, hgemm_mma.h);
-//  16 cublaslt (cublaslt.cu): none.
+//  16 cublaslt (cublaslt.cu): none;
+//  17 wgmma, 18 wgmma_ws (hgemm_wgmma.cu): bn in {128, 256}, stages in {3, 4, 5} (its own
+//     resolve, hgemm_wgmma.h). Where the TMA cannot describe A or B (k or n not a multiple of 8,
+//     bases not 16-byte aligned) they run the mma.sync rung at its defaults instead, so that
+//     every rung takes any shape.
 // The defaults are GLC_WMMA_DEFAULT_* (hgemm.h), not yet measured on the H200.
 #include <cuda_runtime.h>
 
@@ -14,6 +18,7 @@
 #include "cuda/core/launch.cuh"
 #include "hgemm.h"
 #include "hgemm_mma.h"
+#include "hgemm_wgmma.h"
 
 namespace {
 
@@ -28,6 +33,8 @@ int glc_hgemm_resolve(int variant, glc_matmul_tunables *t) {
   if (t == nullptr || t->tile != 0 || t->tm != 0 || t->tn != 0)
     return glc_fail(cudaErrorInvalidValue, "glc_hgemm(tunables)");
   if (variant == GLC_MATMUL_MMA_SYNC) return glc_hgemm_mma_resolve(t, t);
+  if (variant == GLC_MATMUL_WGMMA || variant == GLC_MATMUL_WGMMA_WS)
+    return glc_hgemm_wgmma_resolve(t, t);
   if (t->warps != 0) return glc_fail(cudaErrorInvalidValue, "glc_hgemm(tunables)");
   bool ok = false;
   switch (variant) {
@@ -78,6 +85,16 @@ extern "C" int glc_hgemm(int variant, const glc_matmul_tunables *tunables, int d
       return glc_hgemm_mma(&t, dtype, out_dtype, m, n, k, a, b, c, stream);
     case GLC_MATMUL_CUBLASLT:
       return glc_hgemm_cublaslt(&t, dtype, out_dtype, m, n, k, a, b, c, stream);
+    case GLC_MATMUL_WGMMA:
+    case GLC_MATMUL_WGMMA_WS: {
+      if (k % 8 != 0 || n % 8 != 0 || !glc_all_aligned(16, a, b)) {
+        glc_matmul_tunables mma{};
+        code = glc_hgemm_mma_resolve(nullptr, &mma);
+        return code ? code : glc_hgemm_mma(&mma, dtype, out_dtype, m, n, k, a, b, c, stream);
+      }
+      glc_hgemm_launcher *rung = variant == GLC_MATMUL_WGMMA ? glc_hgemm_wgmma : glc_hgemm_wgmma_ws;
+      return rung(&t, dtype, out_dtype, m, n, k, a, b, c, stream);
+    }
     default:
       return glc_fail(cudaErrorInvalidValue, "glc_hgemm(variant)");
   }

@@ -51,6 +51,9 @@ enum glc_matmul_variant {
   GLC_MATMUL_WMMA_MULTISTAGE = 14, /* the same fed by a 2-4 stage cp.async pipeline */
   GLC_MATMUL_MMA_SYNC = 15,        /* mma.sync m16n8k16 from ldmatrix on swizzled, unpadded tiles */
   GLC_MATMUL_CUBLASLT = 16,        /* cuBLASLt, its heuristic's best algorithm: the reference */
+  GLC_MATMUL_WGMMA = 17,           /* Hopper: wgmma on TMA-filled swizzled stages, mbarriers */
+  GLC_MATMUL_WGMMA_WS = 18,        /* the same warp-specialized (TMA producer, two consumer
+                                    * warpgroups), persistent over the tiles */
   /* CPU ladder */
   GLC_MATMUL_CPU_IJK = 100,
   GLC_MATMUL_CPU_IKJ = 101,

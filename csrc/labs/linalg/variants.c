@@ -7,6 +7,7 @@
 
 #include "cuda/linalg/hgemm.h"
 #include "cuda/linalg/hgemm_mma.h"
+#include "cuda/linalg/hgemm_wgmma.h"
 #include "cuda/linalg/linalg.h"
 
 #define BLOCK_TUNABLE                \
@@ -273,7 +274,7 @@ static const gl_variant matmul_variants[] = {
      .seed = "PTX ISA: mma.sync, ldmatrix; CUTLASS sm_80 swizzled layouts",
      .kernels = "hgemm_mma_kernel",
      .dtypes = GL_HALVES,
-     .flags = GL_BEST_FOR_DTYPES | GL_DETERMINISTIC,
+     .flags = GL_DETERMINISTIC,
      .tunables = {{"bm", {64, 128, 0}, GLC_HGEMM_MMA_DEFAULT_BM},
                   {"warps", {4, 8, 0}, GLC_HGEMM_MMA_DEFAULT_WARPS},
                   {"stages", {2, 3, 4, 0}, GLC_HGEMM_MMA_DEFAULT_STAGES}}},
@@ -287,6 +288,31 @@ static const gl_variant matmul_variants[] = {
      .kernels = "glc_hgemm_cublaslt",
      .library = "cuBLASLt matmul (CUBLAS_COMPUTE_32F)",
      .dtypes = GL_HALVES},
+    {.id = GLC_MATMUL_WGMMA,
+     .name = "wgmma",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "Hopper's wgmma.mma_async: two warpgroups multiply 128-byte-swizzled shared stages "
+                "that the TMA fills (B read as it lies, N-major), an mbarrier a stage, a block "
+                "barrier a k slice. Needs an sm_90a device; rows the TMA cannot describe (k or n "
+                "not a multiple of 8) run mma_sync's kernel.",
+     .seed = "PTX ISA: wgmma, cp.async.bulk.tensor, mbarrier; CUTLASS sm90 GMMA descriptors",
+     .kernels = "hgemm_wgmma_kernel (hgemm_mma_kernel)",
+     .dtypes = GL_HALVES,
+     .flags = GL_BEST_FOR_DTYPES | GL_DETERMINISTIC,
+     .tunables = {{"bn", {128, 256, 0}, GLC_HGEMM_WGMMA_DEFAULT_BN},
+                  {"stages", {3, 4, 5, 0}, GLC_HGEMM_WGMMA_DEFAULT_STAGES}}},
+    {.id = GLC_MATMUL_WGMMA_WS,
+     .name = "wgmma_ws",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "wgmma warp-specialized: a producer warpgroup (40 registers, setmaxnreg) issues "
+                "the TMA, two consumer warpgroups (232) issue wgmma, full and empty mbarriers a "
+                "stage; persistent, one block an SM walking the tiles in groups of 8 row tiles.",
+     .seed = "PTX ISA: setmaxnreg; CUTLASS warp-specialized persistent kernels",
+     .kernels = "hgemm_wgmma_ws_kernel (hgemm_mma_kernel)",
+     .dtypes = GL_HALVES,
+     .flags = GL_DETERMINISTIC,
+     .tunables = {{"bn", {128, 256, 0}, GLC_HGEMM_WGMMA_DEFAULT_BN},
+                  {"stages", {3, 4, 5, 0}, GLC_HGEMM_WGMMA_DEFAULT_STAGES}}},
     {.id = GLC_MATMUL_CPU_IJK,
      .name = "ijk",
      .backend = GL_BACKEND_CPU,

@@ -149,7 +149,9 @@ def matmul(A, B, variant=None, stream=None, out_dtype=None, **tunables):
 # The tunable combinations that matmul refuses although each value is in its variant's table
 # row: the table lists values one tunable at a time, and multistage's 256-row tile takes 8 warps
 # only (4 would hold 32 x 8 results a thread, past 255 registers).
-_REFUSED = {"multistage": lambda kw: kw.get("bm") == 256 and kw.get("warps") != 8}
+_REFUSED = {"multistage": lambda kw: kw.get("bm") == 256 and kw.get("warps") != 8,
+            "wgmma": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5,
+            "wgmma_ws": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5}
 
 
 def matmul_configurations(v):

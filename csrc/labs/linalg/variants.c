@@ -296,7 +296,7 @@ static const gl_variant matmul_variants[] = {
                 "barrier a k slice. Needs an sm_90a device; rows the TMA cannot describe (k or n "
                 "not a multiple of 8) run mma_sync's kernel.",
      .seed = "PTX ISA: wgmma, cp.async.bulk.tensor, mbarrier; CUTLASS sm90 GMMA descriptors",
-     .kernels = "hgemm_wgmma_kernel (hgemm_mma_kernel)",
+     .kernels = "(hgemm_wgmma_kernel) (hgemm_mma_kernel)",
      .dtypes = GL_HALVES,
      .flags = GL_BEST_FOR_DTYPES | GL_DETERMINISTIC,
      .tunables = {{"bn", {128, 256, 0}, GLC_HGEMM_WGMMA_DEFAULT_BN},
@@ -308,7 +308,7 @@ static const gl_variant matmul_variants[] = {
                 "the TMA, two consumer warpgroups (232) issue wgmma, full and empty mbarriers a "
                 "stage; persistent, one block an SM walking the tiles in groups of 8 row tiles.",
      .seed = "PTX ISA: setmaxnreg; CUTLASS warp-specialized persistent kernels",
-     .kernels = "hgemm_wgmma_ws_kernel (hgemm_mma_kernel)",
+     .kernels = "(hgemm_wgmma_ws_kernel) (hgemm_mma_kernel)",
      .dtypes = GL_HALVES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"bn", {128, 256, 0}, GLC_HGEMM_WGMMA_DEFAULT_BN},

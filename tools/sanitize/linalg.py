@@ -61,7 +61,7 @@ class Runner:
 
 # Variants whose every combination of tunables is driven (each combination is its own compiled
 # instantiation); the others' tunables one at a time, which keeps racecheck's run short.
-FULL_GRID = ("multistage",)
+FULL_GRID = ("multistage", "wgmma", "wgmma_ws")
 
 
 def settings(v):
@@ -72,7 +72,12 @@ def settings(v):
     out = [{}]
     for name, t in v.tunables.items():
         out += [{name: value} for value in t["values"] if value != t["default"]]
-    return out
+    if v.op != "matmul":
+        return out
+    # a value beside the others' defaults that matmul refuses by name (none today) is left out
+    defaults = {name: t["default"] for name, t in v.tunables.items()}
+    accepted = matmul_configurations(v)
+    return [kw for kw in out if {**defaults, **kw} in accepted]
 
 
 def dtypes(v):

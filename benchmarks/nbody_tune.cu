@@ -5,7 +5,8 @@
 //
 // Build (no GPU needed) and run on the GPU machine:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I. benchmarks/nbody_tune.cu cuda/nbody/nbody.cu \
-//        cuda/nbody/accel.cu cuda/core/runtime.cu cuda/core/inspect.cu -o nbody_tune && ./nbody_tune
+//        cuda/nbody/accel.cu cuda/core/runtime.cu cuda/core/inspect.cu -o nbody_tune &&
+//        ./nbody_tune
 // Output: one CSV line per configuration: n,variant,block,unroll,bodies,median_ms,min_ms,ginter_s
 #include <cuda_runtime.h>
 

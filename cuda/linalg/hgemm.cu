@@ -87,7 +87,7 @@ extern "C" int glc_hgemm(int variant, const glc_matmul_tunables *tunables, int d
       return glc_hgemm_cublaslt(&t, dtype, out_dtype, m, n, k, a, b, c, stream);
     case GLC_MATMUL_WGMMA:
     case GLC_MATMUL_WGMMA_WS: {
-      if (k % 8 != 0 || n % 8 != 0 || !glc_all_aligned(16, a, b)) {
+      if (!glc_hgemm_tma_describes(k, n, a, b)) {
         glc_matmul_tunables mma{};
         code = glc_hgemm_mma_resolve(nullptr, &mma);
         return code ? code : glc_hgemm_mma(&mma, dtype, out_dtype, m, n, k, a, b, c, stream);

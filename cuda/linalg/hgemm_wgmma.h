@@ -9,14 +9,21 @@
  * Both need a device of compute capability 9.0 and this file's sm_90a build; elsewhere they
  * return cudaErrorNotSupported. They also return cudaErrorNotSupported, naming
  * "glc_hgemm_wgmma(k % 8, n % 8, 16-byte aligned A and B)", where the TMA cannot describe the
- * operands (rows of A and B must be multiples of 16 bytes, their bases 16-byte aligned): the
- * dispatch falls back to the mma.sync rung (glc_hgemm_mma, any shape) on that code. */
+ * operands (glc_hgemm_tma_describes): the dispatch asks that first and runs the mma.sync rung
+ * (glc_hgemm_mma, any shape) instead. */
 #ifndef GPULAB_CUDA_LINALG_HGEMM_WGMMA_H
 #define GPULAB_CUDA_LINALG_HGEMM_WGMMA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "linalg.h"
+
+/* Whether the TMA can describe A (m x k) and B (k x n) of 2-byte elements: rows of a multiple of
+ * 16 bytes (k % 8 == 0, n % 8 == 0) and 16-byte aligned bases. */
+static inline int glc_hgemm_tma_describes(size_t k, size_t n, const void *a, const void *b) {
+  return k % 8 == 0 && n % 8 == 0 && (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0;
+}
 
 #ifdef __cplusplus
 extern "C" {

@@ -675,7 +675,7 @@ def test_ladder_order_and_ids():
         (0, "naive"), (1, "coalesced"), (2, "shared_tiles"), (3, "padded_tiles"),
         (4, "register_1d"), (5, "register_2d"), (6, "vectorized"), (7, "warp_tiling"),
         (8, "double_buffered"), (12, "multistage"), (9, "cublas"), (10, "tf32_wmma"),
-        (11, "cublas_tf32"), (13, "wmma"), (14, "wmma_multistage"), (15, "mma_sync"),
+        (19, "tf32"), (11, "cublas_tf32"), (13, "wmma"), (14, "wmma_multistage"), (15, "mma_sync"),
         (16, "cublaslt"), (17, "wgmma"), (18, "wgmma_ws"),
         (100, "ijk"), (101, "ikj"), (102, "blocked"), (103, "blocked_openmp")]
     # ids from 1: the copy a transpose is measured against is gl.ceilings()' D2D copy

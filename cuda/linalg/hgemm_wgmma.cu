@@ -46,7 +46,7 @@
 // The launcher therefore first writes B^T (n x k, row-major: K-major) into a workspace from the
 // stream-ordered pool with the transpose lab's wide kernel (transpose_wide: one read and one
 // write of B, 2 x 4 k n bytes; at 4096^3 that is 134 MB beside the GEMM's 201 MB of A, B and C,
-// about 30 us at the H200's 4.8 TB/s against about 0.3 ms of GEMM at 450 TFLOP/s: some 10%),
+// about 28 us at the H200's 4.8 TB/s against about 0.3 ms of GEMM at 450 TFLOP/s: about 9%),
 // freed on the stream after the GEMM. B^T's tensor map is A's kind: k inner (32-float boxes,
 // 128 bytes, swizzled), n outer, one box of BN rows a stage, at (k0, col0). Its stage layout is
 // A's: row j (column col0 + j of C) at 128 j bytes, 16-byte chunk c at c ^ (j % 8). So B's

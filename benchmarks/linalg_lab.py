@@ -4,8 +4,8 @@
     torch.mv and cupy.dot on the same arrays); S2's scaling table, 10, 100, 1000 and 10000
     square and the 10 x 10000 wide case, for the best variant, cuBLAS and the CPU ladder;
   * matmul: every CUDA variant at 1024^3, 4096^3 and 8192^3 float32 in GFLOP/s, as a fraction of
-    cuBLAS SGEMM (TF32 off) in the same run and of the FP32 FMA ceiling (the TF32 rungs against
-    cuBLAS with TF32 on); S0's skewed sweep m = 1024 i, n = 1024 / i, k = 1024 for i = 1, 2,
+    cuBLAS SGEMM (TF32 off) in the same run and of the FP32 FMA ceiling (the TF32 rungs,
+    tf32_wmma and tf32, against cuBLAS with TF32 on); S0's skewed sweep m = 1024 i, n = 1024 / i, k = 1024 for i = 1, 2,
     4, ..., 1024; the tile sweep of every tunable variant at 4096^3 (the notebook's heatmap),
     one tunable at a time; and the FULL grid of the top rung's configurations (multistage: warps
     x bk x stages x bm, every combination it compiles: 12 of 128-row tiles, 6 of 256-row tiles
@@ -22,6 +22,8 @@ the D2D copy; the best hand-written matvec >= 1.0x cuBLAS SGEMV at 16384^2.
     python benchmarks/linalg_lab.py --sgemm-grid   # only cuBLAS, double_buffered and the top
                                                    # rung's grid at 4096^3 and 8192^3 (seconds),
                                                    # saved as linalg_sgemm_grid.json
+    python benchmarks/linalg_lab.py --tf32         # only the TF32 rows and tf32's grid at
+                                                   # 4096^3 and 8192^3, as linalg_tf32.json
 """
 
 import argparse
@@ -175,8 +177,12 @@ def matmul_tunables(s, repeat):
     for v in cuda_variants("matmul"):
         if v.name in ("naive", "coalesced", TOP_RUNG):
             continue  # the top rung's combinations are grid_sweep's
+        defaults = {name: t["default"] for name, t in v.tunables.items()}
+        accepted = matmul_configurations(v)
         for name, t in v.tunables.items():
             for value in t["values"]:
+                if {**defaults, name: value} not in accepted:
+                    continue  # refused beside the others' defaults (tf32's stages=5 at bn=256)
                 r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=repeat, **{name: value})
                 rows.append(row(r, m=s, n=s, k=s, tunable=name, value=value))
     return rows
@@ -300,6 +306,37 @@ def sgemm_grid_only(repeat, sizes):
                                          "matmul_grid": grid})
 
 
+# The TF32 rows of the FP32 ladder: its two TF32 rungs beside cuBLAS with TF32 on (their
+# reference) and off.
+TF32_ROWS = ("cublas", "tf32_wmma", "tf32", "cublas_tf32")
+
+
+def tf32_only(repeat, sizes):
+    """The TF32 rungs alone at 4096^3 and 8192^3 (the FP32 ladder's rows, frac_cublas against
+    cublas_tf32), then tf32's every (bn, stages) at each size, saved as linalg_tf32.json."""
+    matmul = matmul_ladder(sizes, repeat, only=TF32_ROWS)
+    print(gl.Table([{"m": r["m"], "variant": r["variant"], "median_ms": r["median_ms"],
+                     "tflops": r["gflops"] / 1e3, "frac_cublas": r["frac_cublas"]}
+                    for r in matmul]))
+    rng = np.random.default_rng(8)
+    v = next(v for v in cuda_variants("matmul") if v.name == "tf32")
+    grid = []
+    for s in sizes:
+        A = gl.to_device(rng.standard_normal((s, s)).astype(np.float32))
+        B = gl.to_device(rng.standard_normal((s, s)).astype(np.float32))
+        ref = next(r for r in matmul if r["m"] == s and r["variant"] == "cublas_tf32")
+        for kw in configurations(v):
+            r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=GRID_REPEAT, **kw)
+            out = row(r, m=s, n=s, k=s, config=kw)
+            out["frac_cublas"] = ref["median_ms"] / r.median_ms
+            grid.append(out)
+    print(gl.Table([{"m": r["m"], "config": label(r["config"]), "median_ms": r["median_ms"],
+                     "tflops": r["gflops"] / 1e3, "frac_cublas": r["frac_cublas"]}
+                    for r in grid]))
+    save("linalg_tf32", {"repeat": repeat, "grid_repeat": GRID_REPEAT, "sizes": sizes},
+         {"matmul": matmul, "tf32_grid": grid})
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=10)
@@ -308,6 +345,10 @@ def main():
     parser.add_argument("--half", action="store_true",
                         help="only the tensor-core ladder (float16, bfloat16) at 4096^3 and "
                              "8192^3, saved as linalg_half.json")
+    parser.add_argument("--tf32", action="store_true",
+                        help="only the TF32 rows (cublas, tf32_wmma, tf32, cublas_tf32) and "
+                             "tf32's (bn, stages) grid at 4096^3 and 8192^3, saved as "
+                             "linalg_tf32.json")
     parser.add_argument("--sgemm-grid", action="store_true",
                         help="only cuBLAS, double_buffered and the top rung's full grid at 4096^3 "
                              "and 8192^3, saved as linalg_sgemm_grid.json")
@@ -315,6 +356,8 @@ def main():
     require_gpu()
     if args.sgemm_grid:
         return sgemm_grid_only(args.repeat, [512] if args.quick else [4096, 8192])
+    if args.tf32:
+        return tf32_only(args.repeat, [512] if args.quick else [4096, 8192])
     if args.half:
         sizes = [512] if args.quick else [4096, 8192]
         half = half_ladder(sizes, args.repeat)

@@ -35,6 +35,30 @@
 // grouped order (8 row tiles, column by column), and the producer loads the next tile's slices
 // while the consumers store the last one's results.
 //
+// TF32 (matmul's float32 rung `tf32`, issue 34's rung 6): the rung-4 kernel instantiated for
+// float operands (wgmma_operand<float>), not a copy. wgmma.m64nNk8.f32.tf32.tf32 reads the top
+// 19 bits of each float (TF32's 10 mantissa bits; the rest are ignored, a truncation) and
+// accumulates in FP32. A k step is 8 floats, the same 32 bytes as 16 halves, so the byte layout
+// is unchanged and only the element count halves: a slice is one 128-byte row of 32 floats, a
+// stage is the same 16 KiB of A and BN x 128 bytes of B, and the same (bn, stages) fit (bn = 256
+// with 5 stages is refused, 5 x 48 KiB). A is K-major as before. B is not: wgmma's transpose
+// operands exist for the 16-bit types only, so a 32-bit B must be K-major in shared memory too.
+// The launcher therefore first writes B^T (n x k, row-major: K-major) into a workspace from the
+// stream-ordered pool with the transpose lab's wide kernel (transpose_wide: one read and one
+// write of B, 2 x 4 k n bytes; at 4096^3 that is 134 MB beside the GEMM's 201 MB of A, B and C,
+// about 28 us at the H200's 4.8 TB/s against about 0.3 ms of GEMM at 450 TFLOP/s: about 9%),
+// freed on the stream after the GEMM. B^T's tensor map is A's kind: k inner (32-float boxes,
+// 128 bytes, swizzled), n outer, one box of BN rows a stage, at (k0, col0). Its stage layout is
+// A's: row j (column col0 + j of C) at 128 j bytes, 16-byte chunk c at c ^ (j % 8). So B's
+// descriptor is A's kind too (imm-trans-b does not exist for tf32): start = the stage's B + 32
+// bytes a k step, stride byte offset 1024 (the next 8 rows of n), leading byte offset unused
+// (1). B^T's rows are k floats, 16-byte multiples when k % 4 == 0, which A's own map needs
+// anyway: where k % 4 != 0, A is not 16-byte aligned, or k is past the transpose's grid (64
+// rows a block row, 65535 block rows), glc_sgemm_tma_describes says no, the launcher returns
+// cudaErrorNotSupported and matmul's dispatch runs tf32_wmma's kernel instead (which rounds to
+// nearest with cvt.rna where this path truncates; the tests' TF32 bound, 2 x 2^-10 a product,
+// holds both). C's float2 stores need n even (n is any size here).
+//
 // Shapes. TMA zero-fills the parts of a box outside the matrix, so m, n and k need not be
 // multiples of the tiles (zeros in A's and B's k tails add nothing); C's stores are guarded.
 // The tensor maps need 16-byte aligned A and B and rows of a multiple of 16 bytes: k % 8 == 0
@@ -56,6 +80,7 @@
 #include <type_traits>
 
 #include "cuda/core/launch.cuh"
+#include "cuda/core/resources.cuh"
 #include "hgemm_wgmma.h"
 
 // 1 in the device pass for sm_90a, where wgmma and setmaxnreg exist; 0 elsewhere.
@@ -71,16 +96,35 @@ __device__ int glc_hgemm_wgmma_built = GLC_WGMMA_BUILT;
 
 namespace {
 
-template <int BN_, int STAGES_>
+// What the kernels need of their operand type: wgmma's k step, and how B lies in shared
+// memory. The 16-bit types take B N-major (row-major B as it lies, imm-trans-b 1); float (TF32)
+// takes it K-major (B^T, rows of k), since wgmma transposes 16-bit operands only.
+template <typename T>
+struct wgmma_operand {
+  static constexpr int K_STEP = 16;  // m64nNk16
+  static constexpr bool B_K_MAJOR = false;
+};
+template <>
+struct wgmma_operand<float> {
+  static constexpr int K_STEP = 8;  // m64nNk8.tf32: the same 32 bytes of k a step
+  static constexpr bool B_K_MAJOR = true;
+};
+
+template <typename T, int BN_, int STAGES_>
 struct wgmma_shape {
-  static constexpr int BM = 128, BN = BN_, BK = 64, STAGES = STAGES_;
-  static constexpr int B_BOXES = BN / 64;  // TMA boxes of B a stage (64 columns each)
-  static constexpr unsigned A_BYTES = BM * BK * 2, B_BOX_BYTES = 64 * BK * 2;
+  // A k slice is one 128-byte swizzled row deep: 64 halves or 32 floats.
+  static constexpr int BM = 128, BN = BN_, BK = 128 / sizeof(T), STAGES = STAGES_;
+  static constexpr bool B_K_MAJOR = wgmma_operand<T>::B_K_MAJOR;
+  // TMA boxes of B a stage: N-major, BN / 64 boxes of 64 columns (128 bytes) by BK rows of k;
+  // K-major, one box of BN rows (n) of BK elements (128 bytes). BN x 128 bytes either way.
+  static constexpr int B_BOXES = B_K_MAJOR ? 1 : BN / 64;
+  static constexpr unsigned A_BYTES = BM * 128, B_BOX_BYTES = BN * 128 / B_BOXES;
   static constexpr unsigned STAGE_BYTES = A_BYTES + B_BOXES * B_BOX_BYTES;
   // Slack to round the dynamic shared base up to 1024 bytes, the stages, then 2 x STAGES
   // mbarriers of 8 bytes (full, then empty).
   static constexpr unsigned SHARED_BYTES = 1024 + STAGES * STAGE_BYTES + 16 * STAGES;
   static_assert(BN == 128 || BN == 256, "wgmma n of 128 or 256");
+  static_assert(BK == 4 * wgmma_operand<T>::K_STEP, "four wgmma k steps a slice (wgmma_slice)");
   static_assert(STAGES >= 2 && SHARED_BYTES <= 227 * 1024, "the stages fit an SM");
 };
 
@@ -189,9 +233,10 @@ __device__ __forceinline__ uint64_t wgmma_desc(unsigned address, unsigned leadin
          static_cast<uint64_t>(stride_bytes >> 4 & 0x3FFF) << 32 | 1ull << 62;
 }
 
-// ---- the wgmma.mma_async wrappers (m64nNk16, FP32 accumulators, A and B from shared-memory
-// descriptors, imm-trans-b 1: B N-major); one macro writes the instruction, whose operand list
-// (one register per accumulator) is spelled out once per N ----
+// ---- the wgmma.mma_async wrappers (FP32 accumulators, A and B from shared-memory
+// descriptors; m64nNk16 with imm-trans-b 1 for the 16-bit types, B N-major; m64nNk8.tf32 for
+// float, which takes no transpose operands: B K-major); one macro writes the instruction, whose
+// operand list (one register per accumulator) is spelled out once per N ----
 
 // The accumulators as asm operands, 8 at a time from d[i]
 #define GLC_WGMMA_D8(i)                                                                       \
@@ -218,52 +263,69 @@ __device__ __forceinline__ uint64_t wgmma_desc(unsigned address, unsigned leadin
   "%103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, " \
   "%116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 // One wgmma of SHAPE on TYPE operands: REGS and OPERANDS its accumulators; A, B and ACC the
-// numbers of the operands that follow them (the two descriptors and the accumulate flag).
-#define GLC_WGMMA(SHAPE, TYPE, REGS, OPERANDS, A, B, ACC)                                      \
+// numbers of the operands that follow them (the two descriptors and the accumulate flag); TRANS
+// the transpose operands after imm-scale-a and imm-scale-b (", 0, 1" for the 16-bit types: A
+// as it lies, B transposed; "" for tf32, which has none).
+#define GLC_WGMMA(SHAPE, TYPE, TRANS, REGS, OPERANDS, A, B, ACC)                               \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #ACC                                       \
                ", 0;\n"                                                                        \
                "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " {" REGS "}, %" #A \
-               ", %" #B ", p, 1, 1, 0, 1;\n}\n"                                                \
+               ", %" #B ", p, 1, 1" TRANS ";\n}\n"                                             \
                : OPERANDS                                                                      \
                : "l"(desc_a), "l"(desc_b), "r"(accumulate))
 
-// D[64 x 128] (+)= A[64 x 16] B[16 x 128]: 64 accumulators a thread.
-template <bool BF16>
-__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
-                                                 int accumulate) {
-  if constexpr (BF16)
-    GLC_WGMMA("m64n128k16", "bf16", GLC_WGMMA_R64, GLC_WGMMA_D64, 64, 65, 66);
+// D[64 x 128] (+)= A[64 x K_STEP] B[K_STEP x 128]: 64 accumulators a thread.
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n128(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
+                                              int accumulate) {
+  if constexpr (std::is_same<T, float>::value)
+    GLC_WGMMA("m64n128k8", "tf32", "", GLC_WGMMA_R64, GLC_WGMMA_D64, 64, 65, 66);
+  else if constexpr (std::is_same<T, __nv_bfloat16>::value)
+    GLC_WGMMA("m64n128k16", "bf16", ", 0, 1", GLC_WGMMA_R64, GLC_WGMMA_D64, 64, 65, 66);
   else
-    GLC_WGMMA("m64n128k16", "f16", GLC_WGMMA_R64, GLC_WGMMA_D64, 64, 65, 66);
+    GLC_WGMMA("m64n128k16", "f16", ", 0, 1", GLC_WGMMA_R64, GLC_WGMMA_D64, 64, 65, 66);
 }
 
-// D[64 x 256] (+)= A[64 x 16] B[16 x 256]: 128 accumulators a thread.
-template <bool BF16>
-__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
-                                                 int accumulate) {
-  if constexpr (BF16)
-    GLC_WGMMA("m64n256k16", "bf16", GLC_WGMMA_R128, GLC_WGMMA_D128, 128, 129, 130);
+// D[64 x 256] (+)= A[64 x K_STEP] B[K_STEP x 256]: 128 accumulators a thread.
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n256(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
+                                              int accumulate) {
+  if constexpr (std::is_same<T, float>::value)
+    GLC_WGMMA("m64n256k8", "tf32", "", GLC_WGMMA_R128, GLC_WGMMA_D128, 128, 129, 130);
+  else if constexpr (std::is_same<T, __nv_bfloat16>::value)
+    GLC_WGMMA("m64n256k16", "bf16", ", 0, 1", GLC_WGMMA_R128, GLC_WGMMA_D128, 128, 129, 130);
   else
-    GLC_WGMMA("m64n256k16", "f16", GLC_WGMMA_R128, GLC_WGMMA_D128, 128, 129, 130);
+    GLC_WGMMA("m64n256k16", "f16", ", 0, 1", GLC_WGMMA_R128, GLC_WGMMA_D128, 128, 129, 130);
 }
 
-// One k slice (64 deep: four k steps of 16) of a warpgroup's 64 x BN results: desc_a and desc_b
-// describe the slice's first k step (the warpgroup's A rows and the whole B slice). The first
-// step of a tile's first slice overwrites the accumulators (scale-d 0) instead of adding.
-template <bool BF16, int BN>
+// B's descriptor for the stage at shared address `b` (its first k step). N-major (the 16-bit
+// types): leading byte offset 8192, the next block of 64 columns; stride byte offset 1024, the
+// next 8 rows of k. K-major (tf32): as A's, stride byte offset 1024 (the next 8 rows of n),
+// leading byte offset unused (1).
+template <typename T>
+__device__ __forceinline__ uint64_t wgmma_desc_b(unsigned b) {
+  return wgmma_operand<T>::B_K_MAJOR ? wgmma_desc(b, 16, 1024) : wgmma_desc(b, 8192, 1024);
+}
+
+// One k slice (one 128-byte row of k: four k steps of 32 bytes, 16 halves or 8 floats) of a
+// warpgroup's 64 x BN results: desc_a and desc_b describe the slice's first k step (the
+// warpgroup's A rows and the whole B slice). The first step of a tile's first slice overwrites
+// the accumulators (scale-d 0) instead of adding.
+template <typename T, int BN>
 __device__ __forceinline__ void wgmma_slice(float (&d)[BN / 2], uint64_t desc_a, uint64_t desc_b,
                                             bool accumulate) {
+  // A step: 32 bytes along A's 128-byte rows, 2 in the descriptors' address field (bytes >> 4).
+  // B step: N-major, 16 rows of k of 128 bytes (2048 bytes, 128); K-major, 32 bytes (2) as A.
+  constexpr uint64_t B_STEP = wgmma_operand<T>::B_K_MAJOR ? 2 : 128;
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk) {
-    // A: 32 bytes (16 elements of a 128-byte row) a step; B: 16 rows of 128 bytes. In the
-    // descriptors' address field (bytes >> 4): 2 and 128.
-    const uint64_t a = desc_a + 2 * kk, b = desc_b + 128 * kk;
+    const uint64_t a = desc_a + 2 * kk, b = desc_b + B_STEP * kk;
     const int scale_d = kk > 0 || accumulate;
     if constexpr (BN == 128)
-      wgmma_m64n128k16<BF16>(d, a, b, scale_d);
+      wgmma_m64n128<T>(d, a, b, scale_d);
     else
-      wgmma_m64n256k16<BF16>(d, a, b, scale_d);
+      wgmma_m64n256<T>(d, a, b, scale_d);
   }
   wgmma_commit();
 }
@@ -331,9 +393,13 @@ __device__ __forceinline__ void wgmma_load_slice(const CUtensorMap *map_a, const
                                                  int col0) {
   mbar_arrive_expect_tx(bar, S::STAGE_BYTES);  // out-of-range parts count too: they are zeros
   tma_load_2d(stage, map_a, bar, kt * S::BK, row0);
+  if constexpr (S::B_K_MAJOR) {  // map_b describes B^T (n x k): one box of BN rows at col0
+    tma_load_2d(stage + S::A_BYTES, map_b, bar, kt * S::BK, col0);
+  } else {
 #pragma unroll
-  for (int j = 0; j < S::B_BOXES; ++j)
-    tma_load_2d(stage + S::A_BYTES + j * S::B_BOX_BYTES, map_b, bar, col0 + 64 * j, kt * S::BK);
+    for (int j = 0; j < S::B_BOXES; ++j)
+      tma_load_2d(stage + S::A_BYTES + j * S::B_BOX_BYTES, map_b, bar, col0 + 64 * j, kt * S::BK);
+  }
 }
 
 #endif  // !defined(__CUDA_ARCH__) || GLC_WGMMA_BUILT
@@ -345,9 +411,8 @@ __global__ void __launch_bounds__(256, 1)
                        const __grid_constant__ CUtensorMap map_b, size_t m, size_t n, size_t k,
                        Out *__restrict__ c, int vector_c) {
 #if GLC_WGMMA_BUILT
-  using S = wgmma_shape<BN, STAGES>;
+  using S = wgmma_shape<T, BN, STAGES>;
   constexpr int ACC = BN / 2;  // FP32 accumulators a consumer thread
-  constexpr bool BF16 = std::is_same<T, __nv_bfloat16>::value;
   extern __shared__ __align__(1024) unsigned char wgmma_shared[];
   const unsigned base = (wgmma_shared_address(wgmma_shared) + 1023u) & ~1023u;
   const unsigned full = base + STAGES * S::STAGE_BYTES;  // full[s] at full + 8 s
@@ -370,7 +435,7 @@ __global__ void __launch_bounds__(256, 1)
   if (tid == 0)
     for (int kt = 0; kt < STAGES - 1 && kt < k_tiles; ++kt) load(kt, kt);
   const uint64_t desc_a = wgmma_desc(base + wg * 64 * 128, 16, 1024);
-  const uint64_t desc_b = wgmma_desc(base + S::A_BYTES, 8192, 1024);
+  const uint64_t desc_b = wgmma_desc_b<T>(base + S::A_BYTES);
   float d[ACC];
 #pragma unroll
   for (int i = 0; i < ACC; ++i) d[i] = 0.0f;
@@ -380,7 +445,7 @@ __global__ void __launch_bounds__(256, 1)
   for (int kt = 0; kt < k_tiles; ++kt) {
     mbar_wait(full + 8 * s, phase);
     const uint64_t offset = s * (S::STAGE_BYTES >> 4);
-    wgmma_slice<BF16, BN>(d, desc_a + offset, desc_b + offset, kt > 0);
+    wgmma_slice<T, BN>(d, desc_a + offset, desc_b + offset, kt > 0);
     wgmma_wait<1>();  // slice kt - 1's wgmma are complete (this warp's)
     __syncthreads();  // ... and every warp's: its stage, `refill`, may be overwritten
     if (tid == 0 && kt + STAGES - 1 < k_tiles) load(kt + STAGES - 1, refill);
@@ -404,9 +469,8 @@ __global__ void __launch_bounds__(384, 1)
                           const __grid_constant__ CUtensorMap map_b, size_t m, size_t n, size_t k,
                           Out *__restrict__ c, int vector_c) {
 #if GLC_WGMMA_BUILT
-  using S = wgmma_shape<BN, STAGES>;
+  using S = wgmma_shape<T, BN, STAGES>;
   constexpr int ACC = BN / 2;  // FP32 accumulators a consumer thread
-  constexpr bool BF16 = std::is_same<T, __nv_bfloat16>::value;
   constexpr unsigned CONSUMER_WARPS = 8;
   extern __shared__ __align__(1024) unsigned char wgmma_shared[];
   const unsigned base = (wgmma_shared_address(wgmma_shared) + 1023u) & ~1023u;
@@ -448,7 +512,7 @@ __global__ void __launch_bounds__(384, 1)
     setmaxnreg_inc<232>();
     const int consumer = wg - 1, lane = tid % 32;
     const uint64_t desc_a = wgmma_desc(base + consumer * 64 * 128, 16, 1024);
-    const uint64_t desc_b = wgmma_desc(base + S::A_BYTES, 8192, 1024);
+    const uint64_t desc_b = wgmma_desc_b<T>(base + S::A_BYTES);
     float d[ACC];
 #pragma unroll
     for (int i = 0; i < ACC; ++i) d[i] = 0.0f;
@@ -462,7 +526,7 @@ __global__ void __launch_bounds__(384, 1)
       for (int kt = 0; kt < k_tiles; ++kt) {
         mbar_wait(full + 8 * s, phase);
         const uint64_t offset = s * (S::STAGE_BYTES >> 4);
-        wgmma_slice<BF16, BN>(d, desc_a + offset, desc_b + offset, kt > 0);
+        wgmma_slice<T, BN>(d, desc_a + offset, desc_b + offset, kt > 0);
         wgmma_wait<1>();  // slice kt - 1's wgmma (this warp's) are complete
         if (kt > 0 && lane == 0) mbar_arrive(empty + 8 * previous);
         previous = s;
@@ -504,19 +568,23 @@ wgmma_encode_tiled wgmma_encoder() {
   return entry;
 }
 
-// A row-major outer x inner matrix of 16-bit elements at base, read in boxes of 64 (inner, 128
-// bytes) x box_outer elements with the 128-byte swizzle; boxes past the edges are zero-filled.
+// A row-major outer x inner matrix at base of dtype's elements (GLC_F16, GLC_BF16: 2 bytes;
+// GLC_F32: 4), read in boxes of one 128-byte row of inner (64 or 32 elements) x box_outer with
+// the 128-byte swizzle; boxes past the edges are zero-filled.
 int wgmma_tensor_map(CUtensorMap *map, int dtype, const void *base, size_t inner, size_t outer,
                      unsigned box_outer, const char *call) {
   const wgmma_encode_tiled encode = wgmma_encoder();
   if (encode == nullptr) return glc_fail(cudaErrorNotSupported, "cuTensorMapEncodeTiled");
-  const cuuint64_t dims[2] = {inner, outer}, strides[1] = {inner * 2};
-  const cuuint32_t box[2] = {64, box_outer}, element_strides[2] = {1, 1};
-  const CUresult result = encode(
-      map, dtype == GLC_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-      2, const_cast<void *>(base), dims, strides, box, element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const unsigned bytes = dtype == GLC_F32 ? 4 : 2;
+  const CUtensorMapDataType type = dtype == GLC_F32    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                   : dtype == GLC_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const cuuint64_t dims[2] = {inner, outer}, strides[1] = {inner * bytes};
+  const cuuint32_t box[2] = {128 / bytes, box_outer}, element_strides[2] = {1, 1};
+  const CUresult result =
+      encode(map, type, 2, const_cast<void *>(base), dims, strides, box, element_strides,
+             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return result == CUDA_SUCCESS ? cudaSuccess : glc_fail(cudaErrorInvalidValue, call);
 }
 
@@ -551,9 +619,14 @@ int wgmma_supported(bool *yes) {
 template <typename T, typename Out, int BN, int STAGES, bool WS>
 int wgmma_launch(const CUtensorMap &map_a, const CUtensorMap &map_b, size_t m, size_t n, size_t k,
                  void *c, int vector_c, cudaStream_t stream) {
-  using S = wgmma_shape<BN, STAGES>;
-  auto *kernel =
-      WS ? hgemm_wgmma_ws_kernel<T, Out, BN, STAGES> : hgemm_wgmma_kernel<T, Out, BN, STAGES>;
+  using S = wgmma_shape<T, BN, STAGES>;
+  // only the kernel asked for is instantiated (float has the warp-specialized one alone)
+  auto *kernel = [] {
+    if constexpr (WS)
+      return hgemm_wgmma_ws_kernel<T, Out, BN, STAGES>;
+    else
+      return hgemm_wgmma_kernel<T, Out, BN, STAGES>;
+  }();
   const char *name = WS ? "hgemm_wgmma_ws_kernel" : "hgemm_wgmma_kernel";
   const size_t tiles = glc_blocks_to_cover(m, S::BM) * glc_blocks_to_cover(n, BN);
   size_t grid = tiles;
@@ -649,6 +722,49 @@ int wgmma_gemm(const glc_matmul_tunables *tunables, int dtype, int out_dtype, si
                                                                    vector_c, s);
 }
 
+// The TF32 launcher's checks, B^T, the tensor maps and rung 4's kernel on float operands.
+int wgmma_tf32_gemm(const glc_matmul_tunables *tunables, size_t m, size_t n, size_t k,
+                    const float *a, const float *b, float *c, glc_stream stream) {
+  glc_matmul_tunables t;
+  int code = glc_hgemm_wgmma_resolve(tunables, &t);
+  if (code) return code;
+  if (m == 0 || n == 0) return cudaSuccess;
+  if (m > SIZE_MAX / n / sizeof(float) || (k && n > SIZE_MAX / k / sizeof(float)))
+    return glc_fail(cudaErrorInvalidValue, "glc_sgemm_wgmma_tf32(sizes)");
+  if (!glc_all_aligned(sizeof(float), c) || (k && !glc_all_aligned(sizeof(float), a, b)))
+    return glc_fail(cudaErrorInvalidValue, "glc_sgemm_wgmma_tf32(alignment)");
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  // k == 0: an empty sum, C = 0, with no kernel
+  if (k == 0) return glc_memset_async(c, 0, m * n * sizeof(float), stream);
+  bool supported = false;
+  code = wgmma_supported(&supported);
+  if (code) return code;
+  if (!supported)
+    return glc_fail(cudaErrorNotSupported,
+                    "hgemm_wgmma_ws_kernel(sm_90a build, compute capability 9.0)");
+  if (!glc_sgemm_tma_describes(k, a))
+    return glc_fail(cudaErrorNotSupported,
+                    "glc_sgemm_wgmma_tf32(k % 4, k <= 4194240, 16-byte aligned A)");
+  constexpr size_t coordinate_limit = INT_MAX - 512;
+  if (m > coordinate_limit || n > coordinate_limit || k > coordinate_limit)
+    return glc_fail(cudaErrorNotSupported, "glc_sgemm_wgmma_tf32(m, n, k < 2^31)");
+  // B^T, n x k row-major (K-major, as wgmma takes 32-bit B), in a workspace from the
+  // stream-ordered pool: its rows are k floats, a multiple of 16 bytes since k % 4 == 0, and the
+  // pool's blocks are aligned. The transpose's best rung writes it; the destructor frees it on
+  // the stream, after the kernel that reads it.
+  GlcDeviceBuffer bt;
+  code = bt.allocate(n * k * sizeof(float), s);
+  CUtensorMap map_a, map_b;
+  GLC_TRY(code, wgmma_tensor_map(&map_a, GLC_F32, a, k, m, 128, "cuTensorMapEncodeTiled(A)"));
+  GLC_TRY(code, wgmma_tensor_map(&map_b, GLC_F32, bt.ptr, k, n, static_cast<unsigned>(t.bn),
+                                 "cuTensorMapEncodeTiled(B^T)"));
+  GLC_TRY(code, glc_transpose(GLC_TRANSPOSE_WIDE, 0, sizeof(float), k, n, b, bt.ptr, stream));
+  // float2 stores of two adjacent results where every row of C starts 8-byte aligned
+  const int vector_c = n % 2 == 0 && glc_all_aligned(2 * sizeof(float), c) ? 1 : 0;
+  GLC_TRY(code, (wgmma_dispatch<float, float, true>(t, map_a, map_b, m, n, k, c, vector_c, s)));
+  return code;
+}
+
 }  // namespace
 
 extern "C" int glc_hgemm_wgmma_resolve(const glc_matmul_tunables *in, glc_matmul_tunables *out) {
@@ -676,4 +792,10 @@ extern "C" int glc_hgemm_wgmma_ws(const glc_matmul_tunables *tunables, int dtype
                                   size_t m, size_t n, size_t k, const void *a, const void *b,
                                   void *c, glc_stream stream) {
   return wgmma_gemm<true>(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
+}
+
+extern "C" int glc_sgemm_wgmma_tf32(const glc_matmul_tunables *tunables, size_t m, size_t n,
+                                    size_t k, const float *a, const float *b, float *c,
+                                    glc_stream stream) {
+  return wgmma_tf32_gemm(tunables, m, n, k, a, b, c, stream);
 }

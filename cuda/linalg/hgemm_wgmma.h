@@ -10,7 +10,11 @@
  * return cudaErrorNotSupported. They also return cudaErrorNotSupported, naming
  * "glc_hgemm_wgmma(k % 8, n % 8, 16-byte aligned A and B)", where the TMA cannot describe the
  * operands (glc_hgemm_tma_describes): the dispatch asks that first and runs the mma.sync rung
- * (glc_hgemm_mma, any shape) instead. */
+ * (glc_hgemm_mma, any shape) instead.
+ *
+ * The same file runs matmul's float32 rung `tf32` (glc_sgemm_wgmma_tf32, issue 34's rung 6):
+ * rung 4's kernel on float operands rounded to TF32 by the tensor cores, glc_matmul's dispatch
+ * calling it; where it cannot run A as it lies, that dispatch runs tf32_wmma's kernel. */
 #ifndef GPULAB_CUDA_LINALG_HGEMM_WGMMA_H
 #define GPULAB_CUDA_LINALG_HGEMM_WGMMA_H
 
@@ -25,14 +29,26 @@ static inline int glc_hgemm_tma_describes(size_t k, size_t n, const void *a, con
   return k % 8 == 0 && n % 8 == 0 && (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0;
 }
 
+/* The TF32 rung's k limit: B (k x n) is transposed by glc_transpose's wide rung, whose grid has
+ * one row of blocks a 64 rows of B, at most 65535. */
+#define GLC_SGEMM_WGMMA_MAX_K ((size_t)65535 * 64)
+
+/* Whether the TF32 rung (glc_sgemm_wgmma_tf32) can run A (m x k float32) as it lies through the
+ * TMA: rows of a multiple of 16 bytes (k % 4 == 0), a 16-byte aligned base, and k within the
+ * transpose's grid. B needs nothing: it is transposed into an aligned workspace first. */
+static inline int glc_sgemm_tma_describes(size_t k, const void *a) {
+  return k % 4 == 0 && k <= GLC_SGEMM_WGMMA_MAX_K && (uintptr_t)a % 16 == 0;
+}
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* The tunables they compile, and their defaults (glc_hgemm_wgmma_resolve fills zeros with
  * these): bm = 128 (two warpgroups of 64 rows), bn in {128, 256} (wgmma's n), bk = 64 (one
- * 128-byte swizzled row of k), warps = 8 (the consumer warps; rung 4 adds a producer
- * warpgroup), stages in {3, 4, 5} (at bn = 256 a stage is 48 KiB: 3 or 4). */
+ * 128-byte swizzled row of k: 64 halves; the TF32 rung's is the same row, 32 floats), warps = 8
+ * (the consumer warps; rung 4 adds a producer warpgroup), stages in {3, 4, 5} (at bn = 256 a
+ * stage is 48 KiB: 3 or 4). */
 #define GLC_HGEMM_WGMMA_DEFAULT_BM 128
 #define GLC_HGEMM_WGMMA_DEFAULT_BN 256
 #define GLC_HGEMM_WGMMA_DEFAULT_BK 64
@@ -55,6 +71,20 @@ GLC_API int glc_hgemm_wgmma(const glc_matmul_tunables *t, int dtype, int out_dty
 GLC_API int glc_hgemm_wgmma_ws(const glc_matmul_tunables *t, int dtype, int out_dtype, size_t m,
                                size_t n, size_t k, const void *a, const void *b, void *c,
                                glc_stream stream);
+
+/* C[m x n] = A[m x k] B[k x n] for row-major, contiguous float32 A, B and C on rung 4's kernel
+ * (hgemm_wgmma_ws_kernel, float operands) through wgmma.m64nNk8.f32.tf32.tf32: the tensor cores
+ * read each float's top 19 bits (TF32: 10 mantissa bits, the rest ignored: truncation), FP32
+ * accumulation. wgmma takes 32-bit operands K-major only, so B is first transposed (one read
+ * and one write of B) into a workspace from the stream-ordered pool, freed on the stream after
+ * the kernel. t: the tunables of glc_hgemm_wgmma_resolve (bn 128 or 256, stages 3-5, not 5 at
+ * bn = 256; the stage bytes are the halves' own: 32 floats of k a 128-byte row). m or n == 0
+ * launches nothing, k == 0 gives zeros; otherwise it needs glc_sgemm_tma_describes(k, a) (any
+ * m and n, any alignment of B), else cudaErrorNotSupported naming "glc_sgemm_wgmma_tf32(k % 4,
+ * k <= 4194240, 16-byte aligned A)": glc_matmul's dispatch asks first and runs the tf32_wmma
+ * rung for those. Needs compute capability 9.0 and this file's sm_90a build, as above. */
+GLC_API int glc_sgemm_wgmma_tf32(const glc_matmul_tunables *t, size_t m, size_t n, size_t k,
+                                 const float *a, const float *b, float *c, glc_stream stream);
 
 #ifdef __cplusplus
 }

@@ -54,6 +54,8 @@ enum glc_matmul_variant {
   GLC_MATMUL_WGMMA = 17,           /* Hopper: wgmma on TMA-filled swizzled stages, mbarriers */
   GLC_MATMUL_WGMMA_WS = 18,        /* the same warp-specialized (TMA producer, two consumer
                                     * warpgroups), persistent over the tiles */
+  /* float32 on the tensor cores again (glc_sgemm_wgmma_tf32, cuda/linalg/hgemm_wgmma.h) */
+  GLC_MATMUL_TF32 = 19, /* TF32 through variant 18's kernel, B transposed to K-major first */
   /* CPU ladder */
   GLC_MATMUL_CPU_IJK = 100,
   GLC_MATMUL_CPU_IKJ = 101,

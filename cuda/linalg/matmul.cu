@@ -3,12 +3,14 @@
 // what changes from rung to rung is where the operands come from. The register-blocked rungs
 // (4-8, 10, 12) live in matmul_register.cu, matmul_warp.cu, matmul_tf32.cu and
 // matmul_multistage.cu (matmul_blocked.h);
-// cuBLAS (9, 11) in cublas.cu. Every kernel takes any M, N, K: loads past the edge read zeros,
-// stores past it are skipped.
+// cuBLAS (9, 11) in cublas.cu; TF32 on Hopper's wgmma (19) in hgemm_wgmma.cu, beside the half
+// types' rungs whose kernel it shares. Every kernel takes any M, N, K: loads past the edge read
+// zeros, stores past it are skipped.
 #include <climits>
 
 #include "cublas.cuh"
 #include "cuda/core/launch.cuh"
+#include "hgemm_wgmma.h"
 #include "linalg.h"
 #include "matmul_blocked.h"
 
@@ -149,6 +151,10 @@ extern "C" int glc_matmul(int variant, const glc_matmul_tunables *tunables, int 
     case GLC_MATMUL_CUBLAS:
     case GLC_MATMUL_CUBLAS_TF32:
       break;
+    case GLC_MATMUL_TF32:
+      if (glc_hgemm_wgmma_resolve(&t, &t) != 0)
+        return glc_fail(cudaErrorInvalidValue, "glc_matmul(tunables)");
+      break;
     default:
       return glc_fail(cudaErrorInvalidValue, "glc_matmul(variant)");
   }
@@ -185,6 +191,17 @@ extern "C" int glc_matmul(int variant, const glc_matmul_tunables *tunables, int 
       return glc_matmul_tf32(&t, m, n, k, fa, fb, fc, s);
     case GLC_MATMUL_MULTISTAGE:
       return glc_matmul_multistage(&t, m, n, k, fa, fb, fc, s);
+    case GLC_MATMUL_TF32: {
+      // Where the TMA cannot take A as it lies (k % 4 != 0, A not 16-byte aligned, or k past
+      // the transpose's grid), the other TF32 tensor-core rung, tf32_wmma, at its defaults.
+      if (!glc_sgemm_tma_describes(k, a)) {
+        glc_matmul_tunables wmma{};
+        if (glc_matmul_blocked_resolve(GLC_MATMUL_TF32_WMMA, &wmma) != 0)
+          return glc_fail(cudaErrorInvalidValue, "glc_matmul(tunables)");
+        return glc_matmul_tf32(&wmma, m, n, k, fa, fb, fc, s);
+      }
+      return glc_sgemm_wgmma_tf32(&t, m, n, k, fa, fb, fc, stream);
+    }
     default:
       return matmul_simple(variant, t.tile, static_cast<int>(m), static_cast<int>(n),
                            static_cast<int>(k), fa, fb, fc, s);

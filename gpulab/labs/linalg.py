@@ -139,19 +139,25 @@ def matmul(A, B, variant=None, stream=None, out_dtype=None, **tunables):
     32) for variants 0-3; ``tm`` for 4; ``bm``, ``bn``, ``bk`` for 5-8; ``warps`` (4, 8), ``bk``
     (8, 16), ``stages`` (2, 3, 4) and ``bm`` (128, 256; 256 with 8 warps only) for 12,
     multistage (``matmul_configurations`` lists the combinations). Every variant computes
-    in FP32 except tf32_wmma and cublas_tf32, whose names say that they round A and B to TF32
-    (a 10-bit mantissa): their bound in tests/references/linalg.py is TF32's. The tensor-core
-    rungs take ``bm``, ``bn`` (64, 128), ``bk`` (16, 32), and wmma_multistage ``stages`` (2, 3,
-    4); their bound is the half-precision one of tests/references/linalg.py."""
+    in FP32 except tf32_wmma, tf32 and cublas_tf32, whose names say that they round A and B to
+    TF32 (a 10-bit mantissa): their bound in tests/references/linalg.py is TF32's. tf32 (Hopper's
+    wgmma; ``bn`` 128, 256 and ``stages`` 3, 4, 5, not 5 at bn=256) transposes B into a
+    workspace first and, where k % 4 != 0 or A is not 16-byte aligned, runs tf32_wmma's kernel.
+    The tensor-core rungs take ``bm``, ``bn`` (64, 128), ``bk`` (16, 32), and wmma_multistage
+    ``stages`` (2, 3, 4); their bound is the half-precision one of
+    tests/references/linalg.py."""
     return _core.matmul(A, B, variant, stream, tunables, out_dtype)
 
 
 # The tunable combinations that matmul refuses although each value is in its variant's table
 # row: the table lists values one tunable at a time, and multistage's 256-row tile takes 8 warps
-# only (4 would hold 32 x 8 results a thread, past 255 registers).
+# only (4 would hold 32 x 8 results a thread, past 255 registers); the wgmma kernel's 48 KiB
+# stages at bn=256 fit 4 times in an SM's shared memory, not 5 (float32's too: a stage is 32
+# floats of k, the same 128-byte rows).
 _REFUSED = {"multistage": lambda kw: kw.get("bm") == 256 and kw.get("warps") != 8,
             "wgmma": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5,
-            "wgmma_ws": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5}
+            "wgmma_ws": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5,
+            "tf32": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5}
 
 
 def matmul_configurations(v):

@@ -675,7 +675,7 @@ def test_ladder_order_and_ids():
         (0, "naive"), (1, "coalesced"), (2, "shared_tiles"), (3, "padded_tiles"),
         (4, "register_1d"), (5, "register_2d"), (6, "vectorized"), (7, "warp_tiling"),
         (8, "double_buffered"), (12, "multistage"), (9, "cublas"), (10, "tf32_wmma"),
-        (11, "cublas_tf32"), (13, "wmma"), (14, "wmma_multistage"), (15, "mma_sync"),
+        (19, "tf32"), (11, "cublas_tf32"), (13, "wmma"), (14, "wmma_multistage"), (15, "mma_sync"),
         (16, "cublaslt"), (17, "wgmma"), (18, "wgmma_ws"),
         (100, "ijk"), (101, "ikj"), (102, "blocked"), (103, "blocked_openmp")]
     # ids from 1: the copy a transpose is measured against is gl.ceilings()' D2D copy
@@ -710,3 +710,148 @@ def test_wgmma_rungs_run_their_own_kernel_where_the_tma_can(name, threads):
         blocks = {int(np.prod(note["block"])) for note in notes}
         assert blocks == {want}, ((m, k, n), notes)
         ref.check_matmul(C.get(), A, B, variant=v)
+
+
+# ---------------------------------------------------------------- TF32 on wgmma (variant 19)
+
+# (M, K, N): one, k below and at one 4-float row of 16 bytes, k % 4 != 0 (tf32_wmma's kernel),
+# one 32-float slice and one slice plus a 16-byte row (the k tail zero-filled by the TMA), the
+# 128-row and 256-column tiles one past, n odd (C's scalar stores), a long k, tall and skinny,
+# short and wide, and 257 x 300 x 129 beside its k % 4 == 0 neighbour
+TF32_SHAPES = [(1, 1, 1), (1, 4, 1), (7, 5, 3), (8, 8, 8), (128, 32, 128), (129, 36, 257),
+               (129, 33, 257), (257, 129, 300), (257, 128, 300), (130, 1000, 131), (1000, 4, 3),
+               (3, 8, 1000), (640, 260, 513)]
+
+
+def tf32_variant():
+    return next(v for v in gl.variants("matmul") if v.name == "tf32")
+
+
+def nan_in_the_pool(m, n):
+    """gl.matmul has no out=: this frees a NaN-filled device block of C's size back to the
+    stream-ordered pool just before the call, so that C, the call's first allocation when A and
+    B are already on the device, most likely reuses it and any element a kernel leaves
+    unwritten reads NaN, which fails the bound."""
+    gl.to_device(np.full((m, n), np.nan, np.float32))  # dropped at once: freed on its stream
+
+
+def on_hopper():
+    return gl.cuda_available() and tuple(gl.device_info()["compute_capability"]) == (9, 0)
+
+
+@pytest.mark.gpu
+def test_tf32_shapes_against_float64():
+    """The TF32 rung on awkward shapes, from device inputs into a C that most likely starts as
+    NaN, against the float64 product under the TF32 bound (tests/references/linalg.py)."""
+    v = tf32_variant()
+    for m, k, n in TF32_SHAPES:
+        rng = rng_for("tf32", m, k, n)
+        A, B = normal(rng, (m, k), np.float32), normal(rng, (k, n), np.float32)
+        dA, dB = gl.to_device(A), gl.to_device(B)
+        nan_in_the_pool(m, n)
+        ref.check_matmul(gl.matmul(dA, dB, variant=v.id).get(), A, B, variant=v)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kw", matmul_configurations(next(
+    v for v in gl.variants("matmul") if v.name == "tf32")), ids=repr)
+def test_tf32_every_configuration(kw):
+    """Each (bn, stages) instantiation on tiles that n and m do not fill and a k of several
+    slices that wraps the stages (k = 1000: 32 slices), and one that does not fill the first."""
+    v = tf32_variant()
+    for m, k, n in [(257, 132, 300), (130, 1000, 513), (65, 12, 40)]:
+        rng = rng_for("tf32-config", repr(kw), m, k, n)
+        A, B = normal(rng, (m, k), np.float32), normal(rng, (k, n), np.float32)
+        dA, dB = gl.to_device(A), gl.to_device(B)
+        nan_in_the_pool(m, n)
+        ref.check_matmul(gl.matmul(dA, dB, variant=v.id, **kw).get(), A, B, variant=v)
+
+
+@pytest.mark.gpu
+def test_tf32_operands_off_the_16_byte_grain():
+    """B one element past a 16-byte boundary (the transpose's element-wise path; the wgmma
+    kernel still runs), then A (tf32_wmma's kernel: the TMA cannot take A)."""
+    v = tf32_variant()
+    m, k, n = 131, 40, 132
+    rng = rng_for("tf32-view")
+    A, B = normal(rng, m * k + 1, np.float32), normal(rng, k * n + 1, np.float32)
+    dA, dB = gl.to_device(A), gl.to_device(B)
+    whole_a = gl.to_device(A[1:].reshape(m, k))
+    got = gl.matmul(whole_a, CudaView(dB, (k, n), offset=4), variant=v.id).get()
+    ref.check_matmul(got, A[1:].reshape(m, k), B[1:].reshape(k, n), variant=v)
+    got = gl.matmul(CudaView(dA, (m, k), offset=4), CudaView(dB, (k, n), offset=4),
+                    variant=v.id).get()
+    ref.check_matmul(got, A[1:].reshape(m, k), B[1:].reshape(k, n), variant=v)
+
+
+@pytest.mark.gpu
+def test_tf32_rounds_to_tf32():
+    """1 + 3 * 2^-12 has two bits below TF32's 10-bit mantissa: times 1, FP32 keeps them and
+    TF32 does not (1 truncated, 1 + 2^-10 rounded to nearest). Both kernels of the rung drop
+    them, and the bound's 2 x 2^-10 a product covers either rounding."""
+    v = tf32_variant()
+    a = np.float32(1 + 3 * 2.0 ** -12)
+    for k in (4, 5):  # the wgmma kernel, then tf32_wmma's
+        A = np.zeros((3, k), np.float32)
+        A[:, 0] = a
+        B = np.zeros((k, 2), np.float32)
+        B[0, :] = 1
+        got = gl.matmul(A, B, variant=v.id)
+        assert set(got.ravel().tolist()) <= {1.0, 1 + 2.0 ** -10}, (k, got)
+
+
+@pytest.mark.gpu
+def test_tf32_runs_the_wgmma_kernel_where_the_tma_can():
+    """With k % 4 == 0 and A 16-byte aligned the rung launches the transpose of B (16 x 16
+    threads) and the warp-specialized wgmma kernel (384); elsewhere tf32_wmma's kernel alone
+    (256). Its table names all three as some calls' only, so test_inspect cannot tell."""
+    if not on_hopper():
+        pytest.skip("wgmma and the TMA need compute capability 9.0")
+    v = tf32_variant()
+    for (m, k, n), want in (((200, 64, 136), [(16, 16, 1), (384, 1, 1)]),
+                            ((257, 132, 301), [(16, 16, 1), (384, 1, 1)]),
+                            ((33, 47, 65), [(256, 1, 1)]), ((64, 62, 72), [(256, 1, 1)])):
+        rng = rng_for("tf32-kernels", m, k, n)
+        A, B = normal(rng, (m, k), np.float32), normal(rng, (k, n), np.float32)
+        dA, dB = gl.to_device(A), gl.to_device(B)
+        gl.synchronize()
+        gl._core._launch_notes_begin()
+        try:
+            C = gl.matmul(dA, dB, variant=v.id)
+            gl.synchronize()
+        finally:
+            _, notes = gl._core._launch_notes_end()
+        assert sorted(tuple(note["block"]) for note in notes) == want, ((m, k, n), notes)
+        ref.check_matmul(C.get(), A, B, variant=v)
+
+
+@pytest.mark.gpu
+def test_tf32_outside_hopper_raises_as_the_wgmma_rungs_do():
+    """On a device other than compute capability 9.0 (or a build without sm_90a) the rung raises
+    CudaError (cudaErrorNotSupported) naming the kernel, as wgmma and wgmma_ws do; where k % 4
+    != 0 it runs tf32_wmma's kernel there too (from sm_80)."""
+    if on_hopper():
+        pytest.skip("a Hopper device runs the rung")
+    A, B = np.ones((8, 8), np.float32), np.ones((8, 8), np.float32)
+    with pytest.raises(gl.CudaError, match="hgemm_wgmma_ws_kernel"):
+        gl.matmul(A, B, variant="tf32")
+    with pytest.raises(gl.CudaError, match="hgemm_wgmma_ws_kernel"):
+        gl.matmul(A.astype(np.float16), B.astype(np.float16), variant="wgmma_ws")
+    if gl.device_info()["compute_capability"][0] >= 8:  # tf32_wmma's kernel needs sm_80
+        A5, B5 = np.ones((8, 5), np.float32), np.ones((5, 8), np.float32)
+        assert (gl.matmul(A5, B5, variant="tf32") == 5).all()
+
+
+def test_tf32_tunables_are_refused_by_name():
+    """bn=256 with 5 stages (5 x 48 KiB of stages) is refused before anything runs, as for the
+    half types' wgmma rungs; the grid the tests and the sanitizers run leaves it out."""
+    A = np.ones((4, 4), np.float32)
+    with pytest.raises(ValueError, match="at most 4 stages at bn=256"):
+        gl.matmul(A, A, variant="tf32", bn=256, stages=5)
+    with pytest.raises(ValueError, match="bk"):
+        gl.matmul(A, A, variant="tf32", bk=64)
+    v = tf32_variant()
+    assert tuple(v.dtypes) == ("float32",)
+    assert not v.best and not v.best_for_dtypes
+    assert {"bn": 256, "stages": 5} not in matmul_configurations(v)
+    assert len(matmul_configurations(v)) == 5

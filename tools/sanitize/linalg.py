@@ -2,8 +2,9 @@
 transpose with every value of each of its tunables (block, tile, tm, bm, bn, bk, stages), and the
 top SGEMM rung (multistage) with every combination of its warps, bk and stages, at shapes that
 are empty, one, odd, exactly a tile and one past it (8, 16, 32, 64 and the 128-wide block tiles),
-tall and skinny and short and wide, in float32 and float64 where the variant takes them (float16
-and bfloat16 on the tensor-core rungs, into C of their dtype and of float32), from
+tall and skinny and short and wide (for the TF32 rung also shapes with k % 4 == 0, which its
+wgmma kernel takes), in float32 and float64 where the variant takes them (float16 and bfloat16
+on the tensor-core rungs, into C of their dtype and of float32), from
 NumPy and from device inputs; and from device views one element past a 16-byte boundary (the
 vectorized matvec, matmul and transpose paths fall back to scalar accesses there). Every result
 checked against tests/references/linalg.py's bounds (transpose exactly; the copy variant as a
@@ -28,6 +29,10 @@ MATVEC_SHAPES = [(0, 5), (5, 0), (1, 1), (7, 3), (33, 33), (3, 257), (1000, 3), 
 MATMUL_SHAPES = [(0, 3, 4), (3, 0, 4), (1, 1, 1), (7, 5, 3), (32, 32, 32), (33, 33, 33),
                  (64, 16, 64), (129, 65, 131), (128, 8, 128), (257, 9, 2), (2, 17, 257),
                  (130, 70, 132)]
+# The TF32 rung runs its wgmma kernel only where k % 4 == 0 (elsewhere tf32_wmma's): shapes of
+# its own beside MATMUL_SHAPES, with partial row and column tiles, k of one slice plus a 16-byte
+# row and of several slices, and n odd.
+TF32_SHAPES = [(1, 4, 1), (130, 36, 133), (257, 132, 300), (129, 68, 2)]
 TRANSPOSE_SHAPES = [(0, 7), (1, 1), (9, 1), (31, 33), (32, 32), (33, 65), (64, 64), (65, 64),
                     (64, 68), (1000, 3), (3, 1000), (129, 257)]
 
@@ -61,7 +66,7 @@ class Runner:
 
 # Variants whose every combination of tunables is driven (each combination is its own compiled
 # instantiation); the others' tunables one at a time, which keeps racecheck's run short.
-FULL_GRID = ("multistage", "wgmma", "wgmma_ws")
+FULL_GRID = ("multistage", "wgmma", "wgmma_ws", "tf32")
 
 
 def settings(v):
@@ -121,7 +126,8 @@ def matmul(r):
         for kw in settings(v):
             for dtype in dtypes(v):
                 for out in out_dtypes(dtype):
-                    for m, k, n in MATMUL_SHAPES:
+                    shapes = MATMUL_SHAPES + (TF32_SHAPES if v.name == "tf32" else [])
+                    for m, k, n in shapes:
                         A = r.rng.standard_normal((m, k)).astype(dtype)
                         B = r.rng.standard_normal((k, n)).astype(dtype)
 
@@ -130,7 +136,8 @@ def matmul(r):
 
                         r.run(gl.matmul, check, v, (A, B), dict(kw, out_dtype=out),
                               f"{dtype} -> {out} {m}x{k}x{n}")
-            # A and B one element past a 16-byte boundary, n % 4 == 0 (n % 8 == 0)
+            # A and B one element past a 16-byte boundary, n % 4 == 0 (n % 8 == 0); for tf32,
+            # tf32_wmma's kernel (the TMA cannot take A there)
             m, k, n = 131, 40, 136
             dtype = dtypes(v)[0]
             A = r.rng.standard_normal(m * k + 1).astype(dtype)

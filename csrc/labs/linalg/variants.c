@@ -1,5 +1,5 @@
 /* The linalg lab's ladders: matvec, S2's ladder on the CPU and the GPU up to cuBLAS's GEMV; matmul,
- * from the naive kernel to warp tiling and cuBLAS, one TF32 tensor-core rung, and the float16 and
+ * from the naive kernel to warp tiling and cuBLAS, two TF32 tensor-core rungs, and the float16 and
  * bfloat16 tensor-core ladder (WMMA, then cuBLASLt); transpose, from
  * strided writes to wide tiles, measured against the device-to-device copy (gl.ceilings()). Ids
  * come from cuda/linalg/linalg.h's enums; the CPU's start at 100. */
@@ -227,6 +227,20 @@ static const gl_variant matmul_variants[] = {
      .seed = "CUDA C++ Programming Guide, WMMA",
      .kernels = "sgemm_tf32_wmma",
      .dtypes = GL_DT(GLC_F32)},
+    {.id = GLC_MATMUL_TF32,
+     .name = "tf32",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "float32 through wgmma_ws's kernel (wgmma.m64nNk8.tf32): the tensor cores read "
+                "each float's top 19 bits (TF32, truncated), FP32 accumulation. wgmma takes "
+                "32-bit B K-major only, so B is first transposed (transpose_wide, one read and "
+                "one write of B) into a pool workspace. Needs an sm_90a device; k % 4 != 0 or "
+                "an A not 16-byte aligned runs tf32_wmma's kernel. Not FP32: never the default.",
+     .seed = "PTX ISA: wgmma.mma_async .tf32 (no transpose of 32-bit operands)",
+     .kernels = "(hgemm_wgmma_ws_kernel) (transpose_wide) (sgemm_tf32_wmma)",
+     .dtypes = GL_DT(GLC_F32),
+     .flags = GL_DETERMINISTIC,
+     .tunables = {{"bn", {128, 256, 0}, GLC_HGEMM_WGMMA_DEFAULT_BN},
+                  {"stages", {3, 4, 5, 0}, GLC_HGEMM_WGMMA_DEFAULT_STAGES}}},
     {.id = GLC_MATMUL_CUBLAS_TF32,
      .name = "cublas_tf32",
      .backend = GL_BACKEND_CUDA,

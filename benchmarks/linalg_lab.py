@@ -12,7 +12,14 @@
     at 8 warps) at every matmul size, repeat 5, with the best
     configuration per size against cuBLAS in the summary (`sgemm_top_rung_best`);
   * transpose: every CUDA variant at 16384^2 float32, against the device-to-device copy of
-    gl.ceilings() (frac_copy) and CuPy's .T.copy() (968 GB/s on the H100, docs/labs/linalg.md).
+    gl.ceilings() (frac_copy) and CuPy's .T.copy() (968 GB/s on the H100, docs/labs/linalg.md);
+  * the tensor-core ladder: every float16 and bfloat16 rung at 4096^3 and 8192^3, in TFLOP/s,
+    as a fraction of cuBLASLt in the same run (frac_cublas) and of the measured tensor-core
+    ceiling of its dtype (frac_tensor, gl.ceilings()' tensor_*_gflops); with --half, also
+    issue 34's odd shapes (m x n x k) 4097 x 4095 x 4093, 1 x 8192 x 8192 and 8192 x 8192 x 64:
+    every half rung, cuBLASLt and its peers, each rung's C first checked against a float64
+    product (sampled rows) and the kernels it launched noted (k % 8 != 0 sends the wgmma rungs
+    to mma_sync's kernel), then timed with the L2 flushed.
 
 GPU times are CUDA events on device arrays (gl.bench), L2 flushed before each repetition. The
 targets: the best hand-written SGEMM >= 0.9x cuBLAS at 4096^3 and 8192^3; the best transpose >= 0.9x
@@ -24,13 +31,19 @@ the D2D copy; the best hand-written matvec >= 1.0x cuBLAS SGEMV at 16384^2.
                                                    # saved as linalg_sgemm_grid.json
     python benchmarks/linalg_lab.py --tf32         # only the TF32 rows and tf32's grid at
                                                    # 4096^3 and 8192^3, as linalg_tf32.json
+    python benchmarks/linalg_lab.py --half         # only the tensor-core ladder and the odd
+                                                   # shapes (about a minute on an H200), saved
+                                                   # as linalg_half.json
 """
 
 import argparse
+import sys
 
 import numpy as np
 
 import gpulab as gl
+from gpulab import _core
+from gpulab.inspection import base_name
 from gpulab.labs.linalg import matmul_configurations
 from common import require_gpu, save
 
@@ -41,9 +54,27 @@ TOP_RUNG = "multistage"
 GRID_REPEAT = 5
 
 
+# Issue 34's odd shapes, (m, n, k): no dimension a multiple of a tile (and k % 8 != 0, which
+# the TMA cannot describe: the wgmma rungs run mma_sync's kernel), a single row (a matvec on
+# the tensor cores: B read once, memory-bound), and a shallow k (C written once, memory-bound).
+ODD_SHAPES = ((4097, 4095, 4093), (1, 8192, 8192), (8192, 8192, 64))
+# Rows of C checked against float64 a shape (all of them when C has fewer)
+CHECKED_ROWS = 64
+# cudaErrorNotSupported: a wgmma rung off an sm_90a device
+NOT_SUPPORTED = 801
+# ceilings() key of each half dtype's tensor-core ceiling
+TENSOR_CEILING = {"float16": "tensor_f16_gflops", "bfloat16": "tensor_bf16_gflops"}
+
+
 def cuda_variants(op, dtype="float32"):
     """op's CUDA variants that take dtype (matmul's tensor-core rungs take only the halves)."""
     return [v for v in gl.variants(op) if v.backend == "cuda" and dtype in v.dtypes]
+
+
+def frac_tensor(gflops, dtype, ceilings):
+    """gflops over the measured tensor-core ceiling of dtype; None where it was not measured."""
+    ceiling = ceilings.get(TENSOR_CEILING[dtype])
+    return gflops / ceiling if ceiling else None
 
 
 def half_matrix(rng, s, dtype):
@@ -64,9 +95,10 @@ def half_matrix(rng, s, dtype):
         return None
 
 
-def half_ladder(sizes, repeat):
+def half_ladder(sizes, repeat, ceilings):
     """The tensor-core ladder (float16 and bfloat16 in, the same out) at s^3, with cuBLASLt's
-    row timing PyTorch's and CuPy's matmul on the same arrays; frac_cublas against cublaslt."""
+    row timing PyTorch's and CuPy's matmul on the same arrays; frac_cublas against cublaslt,
+    frac_tensor against the measured tensor-core ceiling of the dtype."""
     rows = []
     rng = np.random.default_rng(6)
     for dtype in ("float16", "bfloat16"):
@@ -86,8 +118,174 @@ def half_ladder(sizes, repeat):
                 ref = results.get("cublaslt")
                 r["frac_cublas"] = ref["median_ms"] / r["median_ms"] if ref else None
                 r["tflops"] = 2 * s ** 3 / r["median_ms"] / 1e9
+                r["frac_tensor"] = frac_tensor(r["gflops"], dtype, ceilings)
                 rows.append(r)
     return rows
+
+
+def half_operand(x, dtype):
+    """(a device matrix of x rounded to dtype, the rounded values as float64 on the host):
+    float16 by NumPy, bfloat16 by PyTorch (or ml_dtypes); (None, None) where nothing here
+    makes bfloat16."""
+    if dtype == "float16":
+        h = x.astype(np.float16)
+        return gl.to_device(h), h.astype(np.float64)
+    try:
+        import torch
+        t = torch.from_numpy(x).cuda().to(torch.bfloat16)
+        return gl.from_dlpack(t), t.double().cpu().numpy()
+    except ImportError:
+        pass
+    try:
+        import ml_dtypes
+        h = x.astype(ml_dtypes.bfloat16)
+        return gl.to_device(h), h.astype(np.float64)
+    except ImportError:
+        return None, None
+
+
+def rows_as_float64(C, rows):
+    """Rows `rows` of the device matrix C (float16 or bfloat16) as float64 on the host."""
+    gl.synchronize()
+    try:
+        import torch
+        index = torch.as_tensor(rows, device="cuda")
+        return torch.from_dlpack(C)[index].double().cpu().numpy()
+    except ImportError:
+        return np.asarray(C.get()[rows], dtype=np.float64)
+
+
+def half_reference(A64, B64, rows, dtype):
+    """(C64, bound) for rows `rows` of C = A B: the float64 product of the half-rounded inputs
+    and tests/references/linalg.py's half_bound for C stored as dtype: 4 k 2^-24 (|A||B|)_ij
+    (FP32 sums, truncating and aligned adds) (1 + u) + u |C64_ij| + k 2^-126 + half the dtype's
+    smallest subnormal, u = 2^-11 (float16) or 2^-8 (bfloat16)."""
+    k = A64.shape[1]
+    a = A64[rows]
+    want = a @ B64
+    sums = 4 * k * 2.0 ** -24 * (np.abs(a) @ np.abs(B64)) + k * 2.0 ** -126
+    u, tiny = (2.0 ** -11, 2.0 ** -25) if dtype == "float16" else (2.0 ** -8, 2.0 ** -134)
+    return want, sums * (1 + u) + u * np.abs(want) + tiny
+
+
+def checked_rows(m, rng):
+    """The rows of an m-row C to check: all of them up to CHECKED_ROWS, else the first and last
+    two, those around the 128-row tiles' last edge, and random ones."""
+    if m <= CHECKED_ROWS:
+        return np.arange(m)
+    edge = m // 128 * 128
+    fixed = {0, 1, m - 2, m - 1, edge - 1, min(edge, m - 1), m // 2}
+    rest = rng.choice(m, CHECKED_ROWS - len(fixed), replace=False)
+    return np.array(sorted(fixed | set(rest.tolist())))
+
+
+def kernels_launched(call):
+    """The names of gpulab's kernels that one call launched (gl.inspect's launch notes; a
+    library's own kernels, cuBLASLt's, are not noted)."""
+    gl.synchronize()
+    _core._launch_notes_begin()
+    try:
+        call()
+        gl.synchronize()
+    finally:
+        _, notes = _core._launch_notes_end()
+    return sorted({base_name(_core._kernel_attributes(n["kernel"])["demangled"]) for n in notes})
+
+
+def documented_kernel(v, n, k):
+    """The kernel the wgmma rungs' table row says a shape runs: mma_sync's where the TMA cannot
+    describe the rows (k or n not a multiple of 8), else their own; None for the other rungs."""
+    if v.name not in ("wgmma", "wgmma_ws"):
+        return None
+    return "hgemm_mma_kernel" if k % 8 or n % 8 else f"hgemm_{v.name}_kernel"
+
+
+def half_odd_shapes(repeat, ceilings, shapes=ODD_SHAPES):
+    """Every half rung, cuBLASLt (timing PyTorch's and CuPy's matmul on the same arrays) at each
+    odd shape, float16 and bfloat16: each rung's C first checked against float64 on sampled
+    rows (a rung that fails is not timed), the kernels it launched noted, then timed with the
+    L2 flushed. Returns (rows, failures)."""
+    rows, failures = [], []
+    rng = np.random.default_rng(34)
+    for m, n, k in shapes:
+        x = rng.standard_normal((m, k)).astype(np.float32)
+        y = rng.standard_normal((k, n)).astype(np.float32)
+        sample = checked_rows(m, rng)
+        for dtype in ("float16", "bfloat16"):
+            (A, A64), (B, B64) = half_operand(x, dtype), half_operand(y, dtype)
+            if A is None:
+                print(f"{dtype}: skipped (neither PyTorch nor ml_dtypes is installed)")
+                continue
+            want, bound = half_reference(A64, B64, sample, dtype)
+            results = {}
+            for v in cuda_variants("matmul", dtype):
+                where = f"matmul[{v.id} {v.name}] {dtype} {m} x {n} x {k}"
+                try:
+                    out = {}
+                    ran = kernels_launched(
+                        lambda: out.setdefault("C", gl.matmul(A, B, variant=v.id)))
+                except gl.CudaError as e:
+                    if e.code != NOT_SUPPORTED:
+                        raise
+                    print(f"{where}: not run ({e})")
+                    continue
+                err = np.abs(rows_as_float64(out["C"], sample) - want)
+                worst = float(np.nanmax(np.where(bound > 0, err / bound, err)))
+                expected = documented_kernel(v, n, k)
+                info = {"dtype": dtype, "m": m, "n": n, "k": k, "kernels": ran,
+                        "library": v.library, "documented_kernel": expected,
+                        "checked_rows": len(sample),
+                        "max_error_over_bound": worst}
+                if not np.all(err <= bound):  # NaN fails too
+                    failures.append(where)
+                    print(f"WRONG: {where}: {int(np.sum(~(err <= bound)))} of {err.size} "
+                          f"checked elements outside the bound (worst {worst:.3g}x); not timed")
+                    continue
+                if expected and ran != [expected]:
+                    print(f"note: {where} launched {ran}, its table row says {expected}")
+                r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=repeat,
+                             peers=v.name == "cublaslt")
+                results[v.name] = row(r, **info)
+            ref = results.get("cublaslt")
+            for r in results.values():
+                r["frac_cublas"] = ref["median_ms"] / r["median_ms"] if ref else None
+                r["tflops"] = 2 * m * n * k / r["median_ms"] / 1e9
+                r["frac_tensor"] = frac_tensor(r["gflops"], dtype, ceilings)
+                rows.append(r)
+    return rows, failures
+
+
+def half_table(rows):
+    """The half-precision rows as the printed table: TFLOP/s, of cuBLASLt, of the ceiling."""
+    return gl.Table([{"dtype": r["dtype"], "m x n x k": f"{r['m']} x {r['n']} x {r['k']}",
+                      "variant": r["variant"], "kernels": " ".join(r.get("kernels", [])),
+                      "median_ms": r["median_ms"], "tflops": r["tflops"],
+                      "frac_cublas": r["frac_cublas"], "frac_tensor": r["frac_tensor"],
+                      "frac_copy": r["frac_copy"],
+                      **{k: v for k, v in r.items() if k.startswith("over_")}} for r in rows])
+
+
+def half_only(repeat, quick):
+    """--half: the square ladder and the odd shapes, saved as linalg_half.json; exits 1 when a
+    rung's result was wrong at an odd shape."""
+    ceilings = gl.ceilings()
+    tensor = {key: ceilings.get(key) for key in ("tensor_f16_gflops", "tensor_bf16_gflops",
+                                                 "tensor_tf32_gflops")}
+    print(gl.device_info()["name"], "tensor-core ceilings (GFLOP/s):", tensor)
+    sizes = [512] if quick else [4096, 8192]
+    half = half_ladder(sizes, repeat, ceilings)
+    print(half_table(half))
+    shapes = ((129, 127, 125), (1, 512, 512), (512, 512, 64)) if quick else ODD_SHAPES
+    odd, failures = half_odd_shapes(repeat, ceilings, shapes)
+    print(half_table(odd))
+    settings = {"repeat": repeat, "sizes": sizes, "odd_shapes": [list(s) for s in shapes],
+                "checked_rows": CHECKED_ROWS, "flush_l2": {"square": False, "odd_shapes": True}}
+    save("linalg_half", settings, {"ceilings": {**tensor, "fma_gflops": ceilings["fma_gflops"],
+                                                "copy_gbps": ceilings["copy_gbps"],
+                                                "method": ceilings["method"]},
+                                   "half": half, "half_odd": odd, "wrong": failures})
+    if failures:
+        sys.exit(f"wrong results at odd shapes: {', '.join(failures)}")
 
 
 def row(r, **extra):
@@ -344,7 +542,8 @@ def main():
                         help="small sizes only (a check of the script, not a measurement)")
     parser.add_argument("--half", action="store_true",
                         help="only the tensor-core ladder (float16, bfloat16) at 4096^3 and "
-                             "8192^3, saved as linalg_half.json")
+                             "8192^3 and the odd shapes, against cuBLASLt and the measured "
+                             "tensor-core ceilings, saved as linalg_half.json")
     parser.add_argument("--tf32", action="store_true",
                         help="only the TF32 rows (cublas, tf32_wmma, tf32, cublas_tf32) and "
                              "tf32's (bn, stages) grid at 4096^3 and 8192^3, saved as "
@@ -359,11 +558,7 @@ def main():
     if args.tf32:
         return tf32_only(args.repeat, [512] if args.quick else [4096, 8192])
     if args.half:
-        sizes = [512] if args.quick else [4096, 8192]
-        half = half_ladder(sizes, args.repeat)
-        print(gl.Table(half))
-        return save("linalg_half", {"repeat": args.repeat, "sizes": sizes, "flush_l2": False},
-                    {"half": half})
+        return half_only(args.repeat, args.quick)
     quick = args.quick
     settings = {"repeat": args.repeat, "grid_repeat": GRID_REPEAT, "top_rung": TOP_RUNG,
                 "matvec_n": 2048 if quick else 16384,
@@ -381,8 +576,8 @@ def main():
     skewed = [] if quick else matmul_skewed(args.repeat)
     tunables = matmul_tunables(settings["tunable_size"], args.repeat)
     grid = grid_sweep(settings["matmul_sizes"], matmul)
-    half = half_ladder([512] if quick else [4096, 8192], args.repeat)
-    print(gl.Table(half))
+    half = half_ladder([512] if quick else [4096, 8192], args.repeat, ceilings)
+    print(half_table(half))
     transpose = transpose_ladder(settings["transpose_n"], args.repeat)
     print(gl.Table(transpose))
     summary = summarize(matvec, matmul, transpose, grid)

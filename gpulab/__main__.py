@@ -132,7 +132,10 @@ def _main(argv):
         more = "".join(f", {label} {c[key] / scale:.{digits}f} {unit}"
                        for key, label, scale, digits, unit in (
                            ("l2_copy_gbps", "L2 copy", 1, 1, "GB/s"),
-                           ("fma64_gflops", "FP64 FMA", 1e3, 2, "TFLOP/s")) if key in c)
+                           ("fma64_gflops", "FP64 FMA", 1e3, 2, "TFLOP/s"),
+                           ("tensor_f16_gflops", "FP16 tensor", 1e3, 1, "TFLOP/s"),
+                           ("tensor_tf32_gflops", "TF32 tensor", 1e3, 1, "TFLOP/s"))
+                       if c.get(key))
         print(f"\nCeiling ({where}, {c['device']}): copy {c['copy_gbps']:.1f} GB/s, "
               f"FP32 FMA {c['fma_gflops'] / 1e3:.2f} TFLOP/s{more}, balance "
               f"{c['fma_gflops'] / c['copy_gbps']:.1f} flop/B")

@@ -1,6 +1,6 @@
 """The device's own ceilings, measured once per process: the copy bandwidth of main memory and
-of L2, and the FP32 and FP64 FMA rates. Every BenchResult is reported as a fraction of these,
-and they are the roofs of gl.roofline()."""
+of L2, the FP32 and FP64 FMA rates and, on Hopper, the dense tensor-core rates. Every
+BenchResult is reported as a fraction of these, and they are the roofs of gl.roofline()."""
 
 import statistics
 import numpy as np
@@ -18,6 +18,15 @@ L2_COPY_TRAFFIC = 8 << 30
 # Threads per block of the L2 copy; full occupancy is max_threads_per_sm / L2_COPY_THREADS
 # blocks per SM.
 L2_COPY_THREADS = 256
+# ceilings() key -> the operand type _core._tensor_peak measures for it
+TENSOR_KEYS = (("tensor_f16_gflops", "float16"), ("tensor_bf16_gflops", "bfloat16"),
+               ("tensor_tf32_gflops", "tf32"))
+TENSOR_METHOD = ("dense tensor-core rates (tensor_*_gflops): one launch a whole wave of blocks, "
+                 "each warpgroup (three an SM) issuing wgmma.mma_async m64n256k16 (f16, bf16) or "
+                 "m64n256k8 (tf32) back to back on zeroed operands in shared memory, FP32 "
+                 "accumulators, 2 m n k flops a wgmma, median of 5 event-timed launches")
+# cudaErrorNotSupported: no wgmma on this device, or no sm_90a image in this build
+CUDA_ERROR_NOT_SUPPORTED = 801
 
 
 def ceilings(where=None, refresh=False):
@@ -31,6 +40,13 @@ def ceilings(where=None, refresh=False):
     - l2_copy_gbps (GPU only): the copy rate between two buffers that stay resident in L2,
       l2_copy_bytes each (at most an eighth of the L2: see _l2_copy_plan), copied
       l2_copy_passes times in one kernel that loads and stores through L2 alone;
+    - tensor_f16_gflops, tensor_bf16_gflops, tensor_tf32_gflops (GPU only): the dense
+      tensor-core rates for float16, bfloat16 and TF32 operands with FP32 accumulation, the
+      roofs of the tensor-core matmul rungs: warpgroups issuing wgmma.mma_async back to back
+      (m64n256k16, or m64n256k8 for tf32) on zeroed operands in shared memory, three
+      warpgroups an SM, 2 * m * n * k flops a wgmma (TENSOR_METHOD). None where wgmma does not
+      run (a device other than compute capability 9.0, or a build without its sm_90a image):
+      the roofline then holds those results to the FP32 FMA roof, and method says why;
     - peak_bandwidth_gbps, peak_fp32_gflops (GPU): the datasheet's theory, for comparison;
     - threads (CPU): the OpenMP threads of the copy and the FMA loops;
     - method: how each figure was measured.
@@ -89,6 +105,7 @@ def _measure_gpu():
     blocks, threads, iterations = info["multiprocessors"] * 8, 256, 4096
     fma_gflops = _gpu_fma_gflops(_core._fma_loop, np.float32, blocks, threads, iterations)
     fma64_gflops = _gpu_fma_gflops(_core._fma64_loop, np.float64, blocks, threads, iterations)
+    tensor, tensor_method = _gpu_tensor_gflops()
     return {
         "where": "gpu",
         "device": info["name"],
@@ -99,12 +116,31 @@ def _measure_gpu():
         "l2_copy_passes": l2_passes,
         "fma_gflops": fma_gflops,
         "fma64_gflops": fma64_gflops,
+        **tensor,
         "peak_bandwidth_gbps": info["peak_bandwidth_gbps"],
         "peak_fp32_gflops": info["peak_fp32_gflops"],
         "method": "medians of event-timed runs: cudaMemcpyAsync D2D (read+write bytes); an "
                   "L2-resident copy kernel (ld/st.global.cg, l2_copy_passes passes of "
-                  "l2_copy_bytes, read+write bytes); FP32 and FP64 FMA loop kernels",
+                  "l2_copy_bytes, read+write bytes); FP32 and FP64 FMA loop kernels; "
+                  + tensor_method,
     }
+
+
+def _gpu_tensor_gflops():
+    """({key: GFLOP/s or None} for TENSOR_KEYS, the method's text): the dense tensor-core
+    rates, or None for all three where the device or the build has no wgmma."""
+    out = {}
+    for key, operand in TENSOR_KEYS:
+        try:
+            out[key] = _core._tensor_peak(operand)[0]
+        except _core.CudaError as e:
+            if getattr(e, "code", None) != CUDA_ERROR_NOT_SUPPORTED:
+                raise
+            return dict.fromkeys(k for k, _ in TENSOR_KEYS), (
+                f"tensor-core rates not measured ({e}): wgmma.mma_async needs a device of "
+                "compute capability 9.0 and gpulab's sm_90a image, so the roofline holds "
+                "float16, bfloat16 and TF32 results to the FP32 FMA roof")
+    return out, TENSOR_METHOD
 
 
 def _gpu_fma_gflops(loop, dtype, blocks, threads, iterations):

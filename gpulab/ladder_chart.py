@@ -4,6 +4,7 @@ copy rate for a memory-bound op, GFLOP/s and fraction of the FMA rate for a comp
 the peers (CuPy, PyTorch) as reference lines. Needs matplotlib."""
 
 from .bench import format_fraction, format_rate
+from .roofline_model import ROOF_KEYS, tensor_roof_key
 from .roofline_plot import new_figure
 
 BAR_COLORS = {"memory": "#7fa7cf", "compute": "#d99a8c"}
@@ -12,8 +13,14 @@ PEER_STYLES = {"torch": {"color": "#6a3d9a", "ls": "--"}, "cupy": {"color": "#33
 
 
 def ceiling_of(result, ceil):
-    """(name, rate, unit) of the ceiling that bounds result (a result dict) under ceil."""
+    """(name, rate, unit) of the ceiling that bounds result (a result dict) under ceil: for a
+    compute-bound one, the tensor-core rate of its dtype (float16, bfloat16; TF32 for a matmul
+    variant named tf32) where it was measured, FP64 FMA for float64, else FP32 FMA."""
     if result["bound"] == "compute":
+        tensor = tensor_roof_key(result)
+        if tensor and ceil.get(tensor):
+            name = next(name for key, name, _ in ROOF_KEYS if key == tensor)
+            return name, ceil[tensor], "GFLOP/s"
         if str(result.get("dtype")) == "float64" and ceil.get("fma64_gflops"):
             return "FP64 FMA", ceil["fma64_gflops"], "GFLOP/s"
         return "FP32 FMA", ceil["fma_gflops"], "GFLOP/s"

@@ -80,13 +80,22 @@ class Roof:
 
 
 # ceilings() key -> (roof name, kind); the first of each kind is the one points are held to
+# unless _compute_roof picks another (FP64 for float64, a tensor roof for the tensor-core work)
 ROOF_KEYS = (("copy_gbps", "HBM copy", "memory"), ("l2_copy_gbps", "L2 copy", "memory"),
-             ("fma_gflops", "FP32 FMA", "compute"), ("fma64_gflops", "FP64 FMA", "compute"))
+             ("fma_gflops", "FP32 FMA", "compute"), ("fma64_gflops", "FP64 FMA", "compute"),
+             ("tensor_f16_gflops", "FP16 tensor", "compute"),
+             ("tensor_bf16_gflops", "BF16 tensor", "compute"),
+             ("tensor_tf32_gflops", "TF32 tensor", "compute"))
+# The GPU's tensor-core roofs: the CPU has none, and a GPU without wgmma has them as None
+TENSOR_ROOF_KEYS = ("tensor_f16_gflops", "tensor_bf16_gflops", "tensor_tf32_gflops")
+# A result's dtype -> the tensor roof that bounds it (float32 goes by the variant's name: tf32)
+TENSOR_ROOF_OF_DTYPE = {"float16": "tensor_f16_gflops", "bfloat16": "tensor_bf16_gflops"}
 
 
 def roofs_of(ceil):
     """The roofs of a ceilings() dict, in ROOF_KEYS order: the keys it lacks (a file saved
-    before the L2 and FP64 ceilings were measured) are left out. Main memory is named 'DRAM
+    before the L2, FP64 and tensor-core ceilings were measured) and those it holds as None (no
+    tensor cores gpulab can measure on this device) are left out. Main memory is named 'DRAM
     copy' on the CPU."""
     out = []
     for key, name, kind in ROOF_KEYS:
@@ -177,10 +186,26 @@ def _label(result):
     return f"{result['op']}[{result['variant']} {result['variant_name']}]"
 
 
+def tensor_roof_key(result):
+    """The ceilings() key of the tensor-core roof that bounds result (a result dict), or None:
+    float16 and bfloat16 data that of their dtype, a matmul variant named tf32 (float32 data
+    rounded to TF32 on the tensor cores) TF32's."""
+    dtype = str(result.get("dtype", ""))
+    if dtype in TENSOR_ROOF_OF_DTYPE:
+        return TENSOR_ROOF_OF_DTYPE[dtype]
+    if result.get("op") == "matmul" and "tf32" in str(result.get("variant_name", "")):
+        return "tensor_tf32_gflops"
+    return None
+
+
 def _compute_roof(result, roofs):
-    """The compute roof that bounds result: FP64 FMA for float64 data where it was measured,
-    else FP32 FMA."""
+    """The compute roof that bounds result: the tensor-core roof of its dtype (float16,
+    bfloat16) or of TF32 (a matmul variant named tf32) where it was measured; FP64 FMA for
+    float64 data where it was measured; else FP32 FMA."""
     by_key = {r.key: r for r in roofs}
+    tensor = tensor_roof_key(result)
+    if tensor in by_key:
+        return by_key[tensor]
     if str(result.get("dtype", "")) == "float64" and "fma64_gflops" in by_key:
         return by_key["fma64_gflops"]
     return by_key["fma_gflops"]
@@ -260,12 +285,20 @@ def points(results=None, ceilings=None, where=None):
         notes.append("results with no flops (pure copies) sit at ai = 0, off a log axis: "
                      "they are listed here, not plotted, and their fraction is GB/s over the "
                      "HBM copy rate")
-    # the CPU has no L2 figure: its caches are per core, not one level every thread shares
+    # the CPU has no L2 figure (its caches are per core, not one level every thread shares)
+    # and no tensor cores; a GPU's tensor roof is missed only where a point would be held to it
+    needed = {tensor_roof_key(r) for r in kept} - {None} if where == "gpu" else set()
     missing = [name for key, name, _ in ROOF_KEYS
-               if key not in ceil and not (key == "l2_copy_gbps" and where == "cpu")]
+               if key not in ceil and not (key == "l2_copy_gbps" and where == "cpu")
+               and (key not in TENSOR_ROOF_KEYS or key in needed)]
     if missing:
         notes.append(f"these ceilings lack {', '.join(missing)} (measured before gpulab "
                      "had them)")
+    unmeasured = [name for key, name, _ in ROOF_KEYS if key in needed and key in ceil
+                  and not ceil[key]]
+    if unmeasured:
+        notes.append(f"no {', '.join(unmeasured)} roof on this device (see the ceilings' "
+                     "method): its float16, bfloat16 and TF32 points are held to FP32 FMA")
     left_out = [_label(r) for r in found if _where_of(r) != where]
     return RooflineTable(rows, {
         "where": where, "device": ceil.get("device", where),
@@ -293,9 +326,11 @@ def roofline(results=None, ax=None, ceilings=None, where=None, table=False):
     attainable, fraction of the roof, bound; see point_row).
 
     The roofs are the measured ceilings: HBM copy and L2 copy (slanted), FP32 and FP64 FMA
-    (flat); a float64 point is held to the FP64 roof. Results with no flops (pure copies)
-    cannot sit on a log axis at ai = 0: they are named in a note on the figure with their
-    GB/s and fraction of copy, and listed in the table.
+    and, on a GPU with wgmma, the FP16, BF16 and TF32 tensor-core rates (flat); a float64
+    point is held to the FP64 roof, a float16 or bfloat16 point to its dtype's tensor roof, a
+    matmul variant named tf32 to the TF32 one (FP32 FMA where the device has none). Results
+    with no flops (pure copies) cannot sit on a log axis at ai = 0: they are named in a note
+    on the figure with their GB/s and fraction of copy, and listed in the table.
 
     Returns the Figure drawn (or ax, when given); without matplotlib, the RooflineTable, with a
     warning that says how to get the figure."""

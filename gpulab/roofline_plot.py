@@ -8,15 +8,19 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
-# The roofs a point is held to (HBM copy, FP32 FMA) are drawn bold; the others (L2, FP64)
-# dashed, as the ceilings of data in cache and of float64 work.
+# The roofs a point is held to (HBM copy, FP32 FMA) are drawn bold; the others (L2, FP64, the
+# tensor cores') dashed or dotted, as the ceilings of data in cache, of float64 work and of the
+# tensor-core work (float16, bfloat16, TF32).
 ROOF_STYLES = {
     "copy_gbps": {"color": "#1f4e79", "lw": 2.4, "ls": "-"},
     "l2_copy_gbps": {"color": "#2e75b6", "lw": 1.4, "ls": "--"},
     "fma_gflops": {"color": "#8b1a1a", "lw": 2.4, "ls": "-"},
     "fma64_gflops": {"color": "#c55a11", "lw": 1.4, "ls": "--"},
+    "tensor_f16_gflops": {"color": "#375623", "lw": 1.6, "ls": "--"},
+    "tensor_bf16_gflops": {"color": "#70ad47", "lw": 1.4, "ls": ":"},
+    "tensor_tf32_gflops": {"color": "#7030a0", "lw": 1.4, "ls": "-."},
 }
-POINT_MARKERS = {"float32": "o", "float64": "s"}
+POINT_MARKERS = {"float32": "o", "float64": "s", "float16": "D", "bfloat16": "v"}
 # Where a label may go around its point (offset in points, alignment), in order of preference.
 LABEL_SPOTS = [(dx, dy, "left" if dx > 0 else "right", "bottom" if dy > 0 else "top")
                for distance in (5, 16, 28, 40, 52) for dy in (distance, -distance)

@@ -18,6 +18,9 @@ S4_GPU = {"where": "gpu", "device": "S4's example GPU", "copy_gbps": 900.0,
           "fma_gflops": 15000.0}
 H100_LIKE = {"where": "gpu", "device": "synthetic H100", "copy_gbps": 3000.0,
              "l2_copy_gbps": 9000.0, "fma_gflops": 60000.0, "fma64_gflops": 30000.0}
+# ... with the tensor-core ceilings that gl.ceilings() measures where wgmma runs
+HOPPER_LIKE = dict(H100_LIKE, tensor_f16_gflops=900000.0, tensor_bf16_gflops=890000.0,
+                   tensor_tf32_gflops=450000.0)
 
 
 def result_dict(op="saxpy", variant=0, name="v", backend="cuda", nbytes=1200, flops=200,
@@ -139,6 +142,62 @@ def test_float64_points_are_held_to_the_fp64_roof():
     assert tab[0]["roof"] == "HBM copy/FP64 FMA" and tab[0]["attainable"] == 30000.0
     tab = rl.points([dict(compute, dtype="float32")], ceilings=H100_LIKE)
     assert tab[0]["roof"] == "HBM copy/FP32 FMA" and tab[0]["attainable"] == 60000.0
+
+
+# (op, variant name, dtype) -> the compute roof its point is held to under HOPPER_LIKE
+TENSOR_CASES = [
+    ("matmul", "wgmma", "float16", "FP16 tensor", 900000.0),
+    ("matmul", "wgmma_ws", "bfloat16", "BF16 tensor", 890000.0),
+    ("matmul", "cublaslt", "float16", "FP16 tensor", 900000.0),
+    ("matmul", "tf32_wmma", "float32", "TF32 tensor", 450000.0),
+    ("matmul", "cublas_tf32", "float32", "TF32 tensor", 450000.0),
+    ("matmul", "multistage", "float32", "FP32 FMA", 60000.0),  # FP32 stays on the FMA roof
+    ("matmul", "cublas", "float64", "FP64 FMA", 30000.0),
+    ("saxpy", "tf32ish", "float32", "FP32 FMA", 60000.0),  # only matmul's names say TF32
+]
+
+
+@pytest.mark.parametrize("op, name, dtype, roof, value", TENSOR_CASES,
+                         ids=[f"{c[1]}-{c[2]}" for c in TENSOR_CASES])
+def test_tensor_core_points_are_held_to_their_tensor_roof(op, name, dtype, roof, value):
+    point = result_dict(op, 17, name, nbytes=100, flops=10 ** 9, dtype=dtype)
+    tab = rl.points([point], ceilings=HOPPER_LIKE)
+    assert tab[0]["roof"] == f"HBM copy/{roof}" and tab[0]["attainable"] == value
+    assert math.isclose(tab[0]["fraction"], point["gflops"] / value)
+    assert not tab.meta["notes"]
+    names = [r["name"] for r in tab.meta["roofs"]]
+    assert names[-3:] == ["FP16 tensor", "BF16 tensor", "TF32 tensor"]
+    assert math.isclose(tab.meta["ridges"]["FP16 tensor/HBM copy"], 900000.0 / 3000.0)
+
+
+def test_without_tensor_ceilings_tensor_points_fall_back_to_fp32():
+    """A GPU without wgmma has the tensor keys as None: no tensor roofs, the half and TF32
+    points on FP32 FMA, and a note that names the roofs they lack; a file from before the keys
+    has none, and its note says the roofs they need are missing."""
+    half = result_dict("matmul", 15, "mma_sync", nbytes=100, flops=10 ** 9, dtype="float16")
+    tf32 = result_dict("matmul", 10, "tf32_wmma", nbytes=100, flops=10 ** 9)
+    no_wgmma = dict(H100_LIKE, **dict.fromkeys(rl.TENSOR_ROOF_KEYS))
+    tab = rl.points([half, tf32], ceilings=no_wgmma)
+    assert [row["roof"] for row in tab] == ["HBM copy/FP32 FMA"] * 2
+    assert [r["name"] for r in tab.meta["roofs"]] == ["HBM copy", "L2 copy", "FP32 FMA",
+                                                      "FP64 FMA"]
+    assert tab.meta["notes"] == ["no FP16 tensor, TF32 tensor roof on this device (see the "
+                                 "ceilings' method): its float16, bfloat16 and TF32 points are "
+                                 "held to FP32 FMA"]
+    # no such note where no point needed a tensor roof
+    assert not rl.points([result_dict()], ceilings=no_wgmma).meta["notes"]
+    tab = rl.points([half], ceilings=H100_LIKE)
+    assert tab[0]["roof"] == "HBM copy/FP32 FMA"
+    assert tab.meta["notes"] == ["these ceilings lack FP16 tensor (measured before gpulab had "
+                                 "them)"]
+    assert not rl.points([result_dict()], ceilings=H100_LIKE).meta["notes"]
+
+
+def test_the_cpu_lacks_no_tensor_roof():
+    cpu = {"where": "cpu", "device": "synthetic", "copy_gbps": 10.0, "fma_gflops": 100.0,
+           "fma64_gflops": 50.0}
+    tab = rl.points([result_dict(backend="cpu", dtype="float16")], ceilings=cpu)
+    assert tab[0]["roof"] == "DRAM copy/FP32 FMA" and not tab.meta["notes"]
 
 
 def test_a_pure_copy_is_listed_at_zero_intensity():
@@ -280,3 +339,17 @@ def test_the_roofs_alone():
     pytest.importorskip("matplotlib")
     fig = rl.roofline(ceilings=H100_LIKE)
     assert len(fig.axes[0].collections) == 0 and len(fig.axes[0].get_lines()) == 5
+
+
+def test_the_figure_draws_the_tensor_roofs():
+    pytest.importorskip("matplotlib")
+    half = result_dict("matmul", 17, "wgmma", nbytes=3 * 2 * 4096 ** 2, flops=2 * 4096 ** 3,
+                       ms=0.2, dtype="float16")
+    fig = rl.roofline([half], ceilings=HOPPER_LIKE)
+    ax = fig.axes[0]
+    assert len(ax.get_lines()) == 8  # 2 memory roofs, 5 compute roofs, the ridge
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    for roof in ("FP16 tensor 900 TFLOP/s", "BF16 tensor 890 TFLOP/s", "TF32 tensor 450 TFLOP/s"):
+        assert roof in legend, legend
+    # the y axis reaches above the highest roof, so the half-precision point is inside
+    assert ax.get_ylim()[1] > 900000.0

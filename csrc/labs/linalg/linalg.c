@@ -1,11 +1,16 @@
 /* The linalg lab's bindings: matvec, matmul and transpose, on the shared operand placement
- * (csrc/core/operands.h). Shapes are checked here, before anything is allocated or launched. */
+ * (csrc/core/operands.h), and the tensor-core ceiling that gl.ceilings() measures. Shapes are
+ * checked here, before anything is allocated or launched. */
 #include <string.h>
 
 #include "cpu.h"
 #include "csrc/core/args.h"
+#include "csrc/core/errors.h"
 #include "csrc/core/operands.h"
+#include "csrc/core/runtime.h"
+#include "csrc/core/stream.h"
 #include "cuda/linalg/hgemm.h"
+#include "cuda/linalg/hgemm_wgmma_peak.h"
 #include "cuda/linalg/linalg.h"
 #include "variants.h"
 
@@ -252,6 +257,50 @@ static PyObject *py_transpose(PyObject *m, PyObject *const *args, Py_ssize_t nar
   return gl_operands_run(&transpose_op, args, args[1], args[2], &p);
 }
 
+/* ---- the tensor-core ceiling ---- */
+
+/* _tensor_peak(dtype, warpgroups=0, slices=0, repeats=0, stream=None) -> (GFLOP/s, ms): the
+ * dense tensor-core rate for dtype 'float16', 'bfloat16' or 'tf32' (glc_tensor_peak; zeros take
+ * its defaults), and the median launch time. gpulab/ceilings.py calls it; a device or build
+ * without sm_90a's wgmma raises CudaError cudaErrorNotSupported. */
+static PyObject *py_tensor_peak(PyObject *m, PyObject *args) {
+  const char *name;
+  int warpgroups = 0, slices = 0, repeats = 0;
+  PyObject *stream_obj = Py_None, *keep = NULL;
+  if (!PyArg_ParseTuple(args, "s|iiiO:_tensor_peak", &name, &warpgroups, &slices, &repeats,
+                        &stream_obj))
+    return NULL;
+  int dtype;
+  if (strcmp(name, "float16") == 0)
+    dtype = GLC_F16;
+  else if (strcmp(name, "bfloat16") == 0)
+    dtype = GLC_BF16;
+  else if (strcmp(name, "tf32") == 0)
+    dtype = GLC_F32;
+  else
+    return PyErr_Format(PyExc_ValueError, "dtype must be 'float16', 'bfloat16' or 'tf32', got '%s'",
+                        name);
+  if (warpgroups < 0 || warpgroups > GLC_TENSOR_PEAK_MAX_WARPGROUPS)
+    return PyErr_Format(PyExc_ValueError, "warpgroups must be in 1..%d (0: %d), got %d",
+                        GLC_TENSOR_PEAK_MAX_WARPGROUPS, GLC_TENSOR_PEAK_DEFAULT_WARPGROUPS,
+                        warpgroups);
+  if (slices < 0) return PyErr_Format(PyExc_ValueError, "slices must be >= 0, got %d", slices);
+  if (repeats < 0 || repeats > GLC_TENSOR_PEAK_MAX_REPEATS)
+    return PyErr_Format(PyExc_ValueError, "repeats must be in 0..%d, got %d",
+                        GLC_TENSOR_PEAK_MAX_REPEATS, repeats);
+  if (gl_require_gpu(NULL) < 0) return NULL;
+  glc_stream stream;
+  if (gl_stream_arg(stream_obj, &stream, &keep) < 0) return NULL;
+  double gflops = 0, ms = 0;
+  int code;
+  Py_BEGIN_ALLOW_THREADS
+  code = glc_tensor_peak(dtype, warpgroups, slices, repeats, &gflops, &ms, stream);
+  Py_END_ALLOW_THREADS
+  Py_XDECREF(keep);
+  if (code) return gl_raise_cuda(code);
+  return Py_BuildValue("(dd)", gflops, ms);
+}
+
 static PyMethodDef linalg_methods[] = {
     {"matvec", (PyCFunction)(void (*)(void))py_matvec, METH_FASTCALL,
      "matvec(A, x, variant, stream, block): y = A x."},
@@ -260,6 +309,9 @@ static PyMethodDef linalg_methods[] = {
      "bk, tm, warps, stages); out_dtype None or float32 (for float16 and bfloat16 A and B)."},
     {"transpose", (PyCFunction)(void (*)(void))py_transpose, METH_FASTCALL,
      "transpose(A, variant, stream, tile): a C-contiguous copy of A.T."},
+    {"_tensor_peak", py_tensor_peak, METH_VARARGS,
+     "_tensor_peak(dtype, warpgroups=0, slices=0, repeats=0, stream=None) -> (GFLOP/s, ms): the "
+     "dense tensor-core rate ('float16', 'bfloat16' or 'tf32'; wgmma, sm_90a only)."},
     {NULL}};
 
 static const gl_ladder *const linalg_ladders[] = {&gl_ladder_matvec, &gl_ladder_matmul,

@@ -54,6 +54,8 @@ enum glc_matmul_variant {
   GLC_MATMUL_WGMMA = 17,           /* Hopper: wgmma on TMA-filled swizzled stages, mbarriers */
   GLC_MATMUL_WGMMA_WS = 18,        /* the same warp-specialized (TMA producer, two consumer
                                     * warpgroups), persistent over the tiles */
+  GLC_MATMUL_WGMMA_CLUSTER = 20,   /* 18 in clusters of two blocks sharing B by TMA multicast, C
+                                    * stored through shared memory by the TMA */
   /* CPU ladder */
   GLC_MATMUL_CPU_IJK = 100,
   GLC_MATMUL_CPU_IKJ = 101,

@@ -61,7 +61,7 @@ class Runner:
 
 # Variants whose every combination of tunables is driven (each combination is its own compiled
 # instantiation); the others' tunables one at a time, which keeps racecheck's run short.
-FULL_GRID = ("multistage", "wgmma", "wgmma_ws")
+FULL_GRID = ("multistage", "wgmma", "wgmma_ws", "wgmma_cluster")
 
 
 def settings(v):

@@ -539,8 +539,10 @@ __device__ __forceinline__ unsigned cluster_count() {
   return r;
 }
 
-// Every thread of both blocks: arrives (release), then waits (acquire) for all of them.
+// Every thread of both blocks: arrives (release), then waits (acquire) for all of them. The warp
+// reconverges first (the producer's warp arrives here from its one busy thread's loop).
 __device__ __forceinline__ void cluster_sync() {
+  __syncwarp();
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 

@@ -318,6 +318,15 @@ PLANTS: List[Plant] = [
           find="wgmma_tensor_map(&map_b, GLC_F32, bt.ptr, k, n, ",
           replace="wgmma_tensor_map(&map_b, GLC_F32, bt.ptr, k, n - 1, ",
           tool="result", driver=("linalg.py", "--only", "matmul:19", "--inputs", "device")),
+    # The clustered wgmma producers both multicasting the same half of B's boxes (the box index
+    # without the block's rank): the bytes each full barrier expects still arrive, but the other
+    # half of every B stage is never written, so the consumers multiply stale shared memory. No
+    # sanitizer sees the TMA's writes; the driver's result check does, wherever n passes 64.
+    Plant("linalg-wgmma-cluster-multicast-one-half", "linalg",
+          "both blocks of a cluster multicasting the same half of B", "cuda/linalg/hgemm_wgmma.cu",
+          after="    hgemm_wgmma_cluster_kernel(",
+          find="const int j = 2 * i + static_cast<int>(rank);", replace="const int j = 2 * i;",
+          tool="result", driver=("linalg.py", "--only", "matmul:20", "--inputs", "device")),
     # S3's thread-per-row SpMV walking one nonzero too far: the last stored row reads indices and
     # data one past their end (other rows read their neighbour's first entry, in bounds).
     Plant("sparse-row-one-past", "sparse", "read one past the end of a CSR row",

@@ -9,6 +9,7 @@
 //     resolve, hgemm_wgmma.h). Where the TMA cannot describe A or B (k or n not a multiple of 8,
 //     bases not 16-byte aligned) they run the mma.sync rung at its defaults instead, so that
 //     every rung takes any shape.
+//  20 wgmma_cluster (hgemm_wgmma.cu): 18's tunables, resolve and fallback.
 // The defaults are GLC_WMMA_DEFAULT_* (hgemm.h), not yet measured on the H200.
 #include <cuda_runtime.h>
 
@@ -33,7 +34,8 @@ int glc_hgemm_resolve(int variant, glc_matmul_tunables *t) {
   if (t == nullptr || t->tile != 0 || t->tm != 0 || t->tn != 0)
     return glc_fail(cudaErrorInvalidValue, "glc_hgemm(tunables)");
   if (variant == GLC_MATMUL_MMA_SYNC) return glc_hgemm_mma_resolve(t, t);
-  if (variant == GLC_MATMUL_WGMMA || variant == GLC_MATMUL_WGMMA_WS)
+  if (variant == GLC_MATMUL_WGMMA || variant == GLC_MATMUL_WGMMA_WS ||
+      variant == GLC_MATMUL_WGMMA_CLUSTER)
     return glc_hgemm_wgmma_resolve(t, t);
   if (t->warps != 0) return glc_fail(cudaErrorInvalidValue, "glc_hgemm(tunables)");
   bool ok = false;
@@ -86,13 +88,15 @@ extern "C" int glc_hgemm(int variant, const glc_matmul_tunables *tunables, int d
     case GLC_MATMUL_CUBLASLT:
       return glc_hgemm_cublaslt(&t, dtype, out_dtype, m, n, k, a, b, c, stream);
     case GLC_MATMUL_WGMMA:
-    case GLC_MATMUL_WGMMA_WS: {
+    case GLC_MATMUL_WGMMA_WS:
+    case GLC_MATMUL_WGMMA_CLUSTER: {
       if (!glc_hgemm_tma_describes(k, n, a, b)) {
         glc_matmul_tunables mma{};
         code = glc_hgemm_mma_resolve(nullptr, &mma);
         return code ? code : glc_hgemm_mma(&mma, dtype, out_dtype, m, n, k, a, b, c, stream);
       }
       glc_hgemm_launcher *rung = variant == GLC_MATMUL_WGMMA ? glc_hgemm_wgmma : glc_hgemm_wgmma_ws;
+      if (variant == GLC_MATMUL_WGMMA_CLUSTER) rung = glc_hgemm_wgmma_cluster;
       return rung(&t, dtype, out_dtype, m, n, k, a, b, c, stream);
     }
     default:

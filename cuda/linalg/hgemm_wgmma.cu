@@ -34,6 +34,8 @@
 // the stage are complete), so nothing waits on a block barrier; each block walks tiles in a
 // grouped order (8 row tiles, column by column), and the producer loads the next tile's slices
 // while the consumers store the last one's results.
+// The rung-5 kernel (hgemm_wgmma_cluster_kernel, 384 threads) is rung 4's in clusters of two
+// blocks that share B's slices by TMA multicast, storing C by the TMA: see its section below.
 //
 // TF32 (matmul's float32 rung `tf32`, issue 34's rung 6): the rung-4 kernel instantiated for
 // float operands (wgmma_operand<float>), not a copy. wgmma.m64nNk8.f32.tf32.tf32 reads the top
@@ -544,6 +546,339 @@ __global__ void __launch_bounds__(384, 1)
 #endif
 }
 
+// ---- rung 5: clusters of two blocks, B multicast, C through shared memory and the TMA ----------
+//
+// A cluster of two blocks (cluster dims (2, 1, 1)) computes a 256 x BN cluster tile: block r of
+// the cluster (%cluster_ctarank) the 128 x BN rows from row0 + 128 r, with rung 4's warpgroups.
+// Both need the same B slice: each block's producer loads its own A box and half of B's boxes
+// (box j where j % 2 == r), multicast to both blocks' shared memory (ctaMask 0b11) at the same
+// offset, where it completes the same stage's full barrier in each block. So each full barrier
+// still expects the whole stage's bytes, half of them written by the other block, and L2 sends
+// each B box once to the pair instead of once to each block. A stage may be refilled only when
+// the consumers of both blocks are done with it (the other block writes into it too): each
+// consumer warp releases it on both blocks' empty barriers (lane 0 on block 0's, lane 1 on block
+// 1's, through mapa's shared::cluster addresses), so an empty barrier counts 16 arrivals.
+//
+// Epilogue: a consumer converts its 64 x BN results into 64-row x 128-byte subtiles (64 columns
+// of a 16-bit C, 32 of a float32 C) in shared buffers with the 128-byte swizzle (conflict-free
+// stores), and one of its threads stores each by the TMA (cp.async.bulk.tensor, bulk groups);
+// the hardware clips the parts of a box outside C, so the m and n tails need no guards. The
+// buffers form a ring of C_BUFFERS a consumer; a buffer is rewritten only once the store before
+// has read it (cp.async.bulk.wait_group.read), so the consumer goes on to the next tile's slices
+// (which the producer is already loading) while its stores leave.
+
+template <typename T, int BN_, int STAGES_>
+struct cluster_shape : wgmma_shape<T, BN_, STAGES_> {
+  using W = wgmma_shape<T, BN_, STAGES_>;
+  static_assert(sizeof(T) == 2, "rung 5 multiplies the 16-bit types (B N-major)");
+  static constexpr unsigned C_BOX_BYTES = 64 * 128;  // a subtile: 64 rows of 128 bytes
+  // What is left of an SM's 227 KiB after the alignment slack, the stages and the 2 x STAGES
+  // mbarriers, in subtile buffers a consumer (two consumers), at most 4.
+  static constexpr unsigned FIXED_BYTES = 1024 + STAGES_ * W::STAGE_BYTES + 16 * STAGES_;
+  static constexpr unsigned SPARE = 227 * 1024 - FIXED_BYTES;
+  static constexpr int C_BUFFERS =
+      SPARE / (2 * C_BOX_BYTES) < 4 ? static_cast<int>(SPARE / (2 * C_BOX_BYTES)) : 4;
+  static constexpr unsigned C_BYTES = 2 * C_BUFFERS * C_BOX_BYTES;
+  static constexpr unsigned SHARED_BYTES = FIXED_BYTES + C_BYTES;
+  static_assert(FIXED_BYTES < 227 * 1024 && C_BUFFERS >= 2, "two C buffers a consumer fit");
+  static_assert(SHARED_BYTES <= 227 * 1024, "the stages and C's buffers fit an SM");
+};
+
+#if !defined(__CUDA_ARCH__) || GLC_WGMMA_BUILT
+
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+
+__device__ __forceinline__ unsigned cluster_index() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
+  return r;
+}
+
+__device__ __forceinline__ unsigned cluster_count() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
+  return r;
+}
+
+// Every thread of both blocks: arrives (release), then waits (acquire) for all of them. The warp
+// reconverges first (the producer's warp arrives here from its one busy thread's loop).
+__device__ __forceinline__ void cluster_sync() {
+  __syncwarp();
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+// The shared::cluster address of the shared variable at `address` in block `rank` of the cluster.
+__device__ __forceinline__ unsigned cluster_map(unsigned address, unsigned rank) {
+  unsigned out;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(out) : "r"(address), "r"(rank));
+  return out;
+}
+
+// One arrival on the mbarrier at a shared::cluster address (this block's or the other's). The
+// default semantics (release at CTA scope), as a consumer's release needs only its wgmma's reads
+// of the stage complete (wgmma.wait_group) before it: .release.cluster would add a GPU-wide
+// memory barrier (MEMBAR.ALL.GPU in the SASS) to every slice.
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned cluster_bar) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
+}
+
+// mbar_wait with cluster scope: the arrivals it waits for include the other block's.
+__device__ __forceinline__ void mbar_wait_cluster(unsigned bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// tma_load_2d to the same offset dst in every block of `mask`, completing on each one's bar.
+__device__ __forceinline__ void tma_load_2d_multicast(unsigned dst, const CUtensorMap *map,
+                                                      unsigned bar, int inner, int outer,
+                                                      unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(inner), "r"(outer), "h"(mask)
+      : "memory");
+}
+
+// The box of `map` at (inner, outer) from shared src, in this thread's current bulk group.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, unsigned src, int inner,
+                                             int outer) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+          reinterpret_cast<uint64_t>(map)),
+      "r"(src), "r"(inner), "r"(outer)
+      : "memory");
+}
+
+__device__ __forceinline__ void bulk_commit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+// Waits until at most N of this thread's bulk groups still read their shared source.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+
+// Waits until all of this thread's bulk groups are complete (their writes done).
+__device__ __forceinline__ void bulk_wait_all() {
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+
+// Makes this thread's shared-memory writes visible to the async proxy (the TMA's reads).
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// A barrier of `count` threads on hardware barrier `id` (0 is __syncthreads').
+__device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void shared_store_pair(unsigned address, __half, float x, float y) {
+  const __half2 v = __floats2half2_rn(x, y);
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address),
+               "r"(*reinterpret_cast<const unsigned *>(&v))
+               : "memory");
+}
+__device__ __forceinline__ void shared_store_pair(unsigned address, __nv_bfloat16, float x,
+                                                  float y) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address),
+               "r"(*reinterpret_cast<const unsigned *>(&v))
+               : "memory");
+}
+__device__ __forceinline__ void shared_store_pair(unsigned address, float, float x, float y) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(address), "f"(x), "f"(y) : "memory");
+}
+
+// Subtile q of a warpgroup's 64 x BN results (columns q * 128 / sizeof(Out) on) into the
+// 128-byte-swizzled buffer at shared address buf: row r at r * 128, its 16-byte chunk c at
+// chunk c ^ (r % 8). Thread t (warp w, lane l) holds rows 16 w + l / 4 (+ 8), so r % 8 = l / 4,
+// and the pair of columns 8 j + 2 (l % 4): bytes 2 (8 j + 2 (l % 4)) * sizeof(Out) of the row.
+// q is a constant once the caller's loop is unrolled (d is indexed by it).
+template <typename Out, int ACC>
+__device__ __forceinline__ void cluster_stage_subtile(unsigned buf, const float (&d)[ACC], int q,
+                                                      int t) {
+  constexpr int J = 128 / sizeof(Out) / 8;  // the j of a subtile: 8 (16-bit C) or 4 (float32)
+  const int w = t / 32, l = t % 32, swizzle = l / 4;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const unsigned row = buf + (16 * w + l / 4 + 8 * h) * 128;
+#pragma unroll
+    for (int jj = 0; jj < J; ++jj) {
+      const int j = q * J + jj;
+      const unsigned byte = (8 * jj + 2 * (l % 4)) * sizeof(Out);
+      const unsigned chunk = (byte >> 4) ^ swizzle;
+      shared_store_pair(row + (chunk << 4) + (byte & 15), Out{}, d[4 * j + 2 * h],
+                        d[4 * j + 2 * h + 1]);
+    }
+  }
+}
+
+// A consumer's 64 x BN results (rows from row0, columns from col0) through its ring of
+// C_BUFFERS subtile buffers at shared address bufs and the TMA; count: the subtiles this
+// consumer has stored so far (the ring's position). Each subtile: every thread writes its part
+// and fences it for the TMA; thread 0 waits until the store that last read the buffer the
+// *next* subtile writes is done reading it; a barrier of the warpgroup; thread 0 stores.
+template <typename Out, int BN, int C_BUFFERS>
+__device__ __forceinline__ void cluster_store_tile(const CUtensorMap *map_c, unsigned bufs,
+                                                   unsigned barrier_id, size_t m, size_t n,
+                                                   size_t row0, size_t col0,
+                                                   const float (&d)[BN / 2], unsigned *count) {
+  constexpr int SUB_COLS = 128 / sizeof(Out), SUBTILES = BN / SUB_COLS;
+  const int t = threadIdx.x % 128;
+  if (row0 >= m) return;  // the warpgroup's rows are all past C (a last cluster tile)
+#pragma unroll
+  for (int q = 0; q < SUBTILES; ++q) {
+    const size_t col = col0 + q * SUB_COLS;
+    if (col >= n) break;  // the rest of the tile is past C's columns
+    const unsigned buf = bufs + (*count % C_BUFFERS) * (64 * 128);
+    cluster_stage_subtile<Out>(buf, d, q, t);
+    fence_proxy_async_shared();
+    if (t == 0) bulk_wait_read<C_BUFFERS - 2>();
+    named_barrier_sync(barrier_id, 128);
+    if (t == 0) {
+      tma_store_2d(map_c, buf, static_cast<int>(col), static_cast<int>(row0));
+      bulk_commit();
+    }
+    ++*count;
+  }
+}
+
+#endif  // !defined(__CUDA_ARCH__) || GLC_WGMMA_BUILT
+
+// Rung 5: rung 4's producer and consumers in clusters of two blocks along m that share B's
+// slices by multicast; persistent over the 256 x BN cluster tiles in the grouped order; C
+// through shared memory and the TMA (tma_c) or, where C is not 16-byte aligned, from registers.
+template <typename T, typename Out, int BN, int STAGES>
+__global__ void __launch_bounds__(384, 1)
+    hgemm_wgmma_cluster_kernel(const __grid_constant__ CUtensorMap map_a,
+                               const __grid_constant__ CUtensorMap map_b,
+                               const __grid_constant__ CUtensorMap map_c, size_t m, size_t n,
+                               size_t k, Out *__restrict__ c, int vector_c, int tma_c) {
+#if GLC_WGMMA_BUILT
+  using S = cluster_shape<T, BN, STAGES>;
+  constexpr int ACC = BN / 2;  // FP32 accumulators a consumer thread
+  constexpr unsigned CLUSTER_CONSUMER_WARPS = 16;  // 8 a block, both blocks release a stage
+  extern __shared__ __align__(1024) unsigned char wgmma_shared[];
+  const unsigned base = (wgmma_shared_address(wgmma_shared) + 1023u) & ~1023u;
+  const unsigned c_bufs = base + STAGES * S::STAGE_BYTES;  // C_BUFFERS a consumer, 8 KiB each
+  const unsigned full = c_bufs + S::C_BYTES, empty = full + 8 * STAGES;
+  const int tid = threadIdx.x, wg = tid / 128;
+  const unsigned rank = cluster_rank();
+  if (tid == 0) {
+    tma_prefetch_map(&map_a);
+    tma_prefetch_map(&map_b);
+    if (tma_c) tma_prefetch_map(&map_c);
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(full + 8 * s, 1);
+      mbar_init(empty + 8 * s, CLUSTER_CONSUMER_WARPS);
+    }
+    mbar_init_fence();
+  }
+  // Both blocks' barriers are initialized before either block's TMA or arrivals reach them.
+  cluster_sync();
+  const size_t tiles_m = (m + 2 * S::BM - 1) / (2 * S::BM), tiles_n = (n + BN - 1) / BN;
+  const size_t tiles = tiles_m * tiles_n;  // cluster tiles, 256 x BN
+  const size_t first = cluster_index(), stride = cluster_count();
+  const int k_tiles = static_cast<int>((k + S::BK - 1) / S::BK);
+  if (wg == 0) {
+    setmaxnreg_dec<40>();
+    if (tid == 0) {
+      int s = 0;
+      unsigned phase = 0;
+      for (size_t tile = first; tile < tiles; tile += stride) {
+        size_t row0, col0;
+        wgmma_tile_origin(tile, tiles_m, tiles_n, 2 * S::BM, BN, &row0, &col0);
+        const int row = static_cast<int>(row0 + S::BM * rank), col = static_cast<int>(col0);
+        for (int kt = 0; kt < k_tiles; ++kt) {
+          // both blocks' consumers have released the stage (the other block's arrive remotely)
+          mbar_wait_cluster(empty + 8 * s, phase ^ 1);
+          const unsigned stage = base + s * S::STAGE_BYTES, bar = full + 8 * s;
+          // the whole stage: A's box from here, B's boxes half from here, half from the other
+          mbar_arrive_expect_tx(bar, S::STAGE_BYTES);
+          tma_load_2d(stage, &map_a, bar, kt * S::BK, row);
+#pragma unroll
+          for (int i = 0; i < S::B_BOXES / 2; ++i) {
+            const int j = 2 * i + static_cast<int>(rank);
+            tma_load_2d_multicast(stage + S::A_BYTES + j * S::B_BOX_BYTES, &map_b, bar,
+                                  col + 64 * j, kt * S::BK, 0x3);
+          }
+          if (++s == STAGES) {
+            s = 0;
+            phase ^= 1;
+          }
+        }
+      }
+      // Until both blocks' consumers have released every stage for the last time: no arrival
+      // from the other block is still on its way to this block's barriers.
+      for (int i = 0; i < STAGES; ++i) {
+        mbar_wait_cluster(empty + 8 * s, phase ^ 1);
+        if (++s == STAGES) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+    }
+  } else {
+    setmaxnreg_inc<232>();
+    const int consumer = wg - 1, lane = tid % 32;
+    const uint64_t desc_a = wgmma_desc(base + consumer * 64 * 128, 16, 1024);
+    const uint64_t desc_b = wgmma_desc_b<T>(base + S::A_BYTES);
+    // lane 0 releases block 0's empty barriers, lane 1 block 1's
+    const unsigned release = cluster_map(empty, lane & 1);
+    const unsigned my_bufs = c_bufs + consumer * S::C_BUFFERS * S::C_BOX_BYTES;
+    unsigned stored = 0;
+    float d[ACC];
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) d[i] = 0.0f;
+    int s = 0;
+    unsigned phase = 0;
+    for (size_t tile = first; tile < tiles; tile += stride) {
+      size_t row0, col0;
+      wgmma_tile_origin(tile, tiles_m, tiles_n, 2 * S::BM, BN, &row0, &col0);
+      row0 += S::BM * rank + 64 * consumer;
+      wgmma_fence_operands(d);
+      int previous = 0;
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        mbar_wait(full + 8 * s, phase);
+        const uint64_t offset = s * (S::STAGE_BYTES >> 4);
+        wgmma_slice<T, BN>(d, desc_a + offset, desc_b + offset, kt > 0);
+        wgmma_wait<1>();  // slice kt - 1's wgmma (this warp's) are complete
+        if (kt > 0 && lane < 2) mbar_arrive_cluster(release + 8 * previous);
+        previous = s;
+        if (++s == STAGES) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+      wgmma_wait<0>();
+      if (lane < 2) mbar_arrive_cluster(release + 8 * previous);
+      wgmma_fence_operands(d);
+      if (tma_c)
+        cluster_store_tile<Out, BN, S::C_BUFFERS>(&map_c, my_bufs, 1 + consumer, m, n, row0, col0,
+                                                  d, &stored);
+      else
+        wgmma_store_tile(c, m, n, row0, col0, d, vector_c != 0);
+    }
+    if (tid % 128 == 0) bulk_wait_all();  // C's stores have read their buffers and written C
+  }
+  // No block leaves while the other may still multicast into it or arrive on its barriers.
+  cluster_sync();
+#endif
+}
+
 // ---- host ------------------------------------------------------------------------------------
 
 // The driver's cuTensorMapEncodeTiled, fetched through the runtime once (no link to libcuda).
@@ -765,6 +1100,154 @@ int wgmma_tf32_gemm(const glc_matmul_tunables *tunables, size_t m, size_t n, siz
   return code;
 }
 
+// ---- rung 5's host side ----------------------------------------------------------------------
+
+// C (outer x inner, elements of out_bytes) stored in boxes of 128 bytes (inner) x 64 rows from
+// 128-byte-swizzled shared buffers: rung 5's TMA stores.
+int wgmma_store_map(CUtensorMap *map, int out_dtype, void *base, size_t inner, size_t outer) {
+  const wgmma_encode_tiled encode = wgmma_encoder();
+  if (encode == nullptr) return glc_fail(cudaErrorNotSupported, "cuTensorMapEncodeTiled");
+  const size_t bytes = out_dtype == GLC_F32 ? 4 : 2;
+  const cuuint64_t dims[2] = {inner, outer}, strides[1] = {inner * bytes};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / bytes), 64}, element_strides[2] = {1, 1};
+  const CUtensorMapDataType type = out_dtype == GLC_F32    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                   : out_dtype == GLC_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const CUresult result =
+      encode(map, type, 2, base, dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return result == CUDA_SUCCESS ? cudaSuccess
+                                : glc_fail(cudaErrorInvalidValue, "cuTensorMapEncodeTiled(C)");
+}
+
+// Clusters of two blocks, as many as the device holds at once (cudaOccupancyMaxActiveClusters,
+// asked once a device) and no more than there are cluster tiles.
+template <typename T, typename Out, int BN, int STAGES>
+int wgmma_cluster_launch(const CUtensorMap &map_a, const CUtensorMap &map_b,
+                         const CUtensorMap &map_c, size_t m, size_t n, size_t k, void *c,
+                         int vector_c, int tma_c, cudaStream_t stream) {
+  using S = cluster_shape<T, BN, STAGES>;
+  auto *kernel = hgemm_wgmma_cluster_kernel<T, Out, BN, STAGES>;
+  const char *name = "hgemm_wgmma_cluster_kernel";
+  int code = GLC_CUDA(cudaFuncSetAttribute, kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                      static_cast<int>(S::SHARED_BYTES));
+  if (code) return code;
+  cudaLaunchAttribute cluster[1];
+  cluster[0].id = cudaLaunchAttributeClusterDimension;
+  cluster[0].val.clusterDim.x = 2;
+  cluster[0].val.clusterDim.y = 1;
+  cluster[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t config = {};
+  config.blockDim = dim3(384);
+  config.dynamicSmemBytes = S::SHARED_BYTES;
+  config.stream = stream;
+  config.attrs = cluster;
+  config.numAttrs = 1;
+  static std::atomic<int> cached[glc_cached_devices] = {};  // 0: not asked, else clusters + 1
+  int device = 0;
+  code = GLC_CUDA(cudaGetDevice, &device);
+  if (code) return code;
+  const bool cacheable = device >= 0 && device < glc_cached_devices;
+  int clusters = cacheable ? cached[device].load(std::memory_order_relaxed) - 1 : -1;
+  if (clusters < 0) {
+    int sm_count = 0;
+    code = glc_current_sm_count(&sm_count);
+    if (code) return code;
+    config.gridDim = dim3(static_cast<unsigned>(sm_count / 2 * 2));
+    code = GLC_CUDA(cudaOccupancyMaxActiveClusters, &clusters, kernel, &config);
+    if (code) return code;
+    if (clusters > sm_count / 2) clusters = sm_count / 2;
+    if (cacheable) cached[device].store(clusters + 1, std::memory_order_relaxed);
+  }
+  if (clusters < 1)
+    return glc_fail(cudaErrorNotSupported, "hgemm_wgmma_cluster_kernel(clusters of 2)");
+  const size_t tiles = glc_blocks_to_cover(m, 2 * S::BM) * glc_blocks_to_cover(n, BN);
+  const size_t grid = tiles < static_cast<size_t>(clusters) ? tiles : static_cast<size_t>(clusters);
+  config.gridDim = dim3(static_cast<unsigned>(2 * grid));
+  glc_note_launch_if_noting(reinterpret_cast<const void *>(kernel), config.gridDim, config.blockDim,
+                            S::SHARED_BYTES);
+  code = cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_c, m, n, k, static_cast<Out *>(c),
+                            vector_c, tma_c);
+  return glc_fail(code, name);
+}
+
+// The five (bn, stages) instantiations of rung 5 for one (input, output) type pair.
+template <typename T, typename Out>
+int wgmma_cluster_dispatch(const glc_matmul_tunables &t, const CUtensorMap &map_a,
+                           const CUtensorMap &map_b, const CUtensorMap &map_c, size_t m, size_t n,
+                           size_t k, void *c, int vector_c, int tma_c, cudaStream_t stream) {
+  switch (t.bn << 8 | t.stages) {
+#define GLC_HGEMM_WGMMA_CLUSTER_CASE(BN, STAGES)                                               \
+  case BN << 8 | STAGES:                                                                       \
+    return wgmma_cluster_launch<T, Out, BN, STAGES>(map_a, map_b, map_c, m, n, k, c, vector_c, \
+                                                    tma_c, stream);
+    GLC_HGEMM_WGMMA_CLUSTER_CASE(128, 3)
+    GLC_HGEMM_WGMMA_CLUSTER_CASE(128, 4)
+    GLC_HGEMM_WGMMA_CLUSTER_CASE(128, 5)
+    GLC_HGEMM_WGMMA_CLUSTER_CASE(256, 3)
+    GLC_HGEMM_WGMMA_CLUSTER_CASE(256, 4)
+#undef GLC_HGEMM_WGMMA_CLUSTER_CASE
+    default:
+      return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(tunables)");
+  }
+}
+
+// Rung 5's launcher: wgmma_gemm's checks, A's and B's tensor maps, and C's where the TMA can
+// store it (a 16-byte aligned C; its rows are 16-byte multiples since n % 8 == 0).
+int wgmma_cluster_gemm(const glc_matmul_tunables *tunables, int dtype, int out_dtype, size_t m,
+                       size_t n, size_t k, const void *a, const void *b, void *c,
+                       glc_stream stream) {
+  glc_matmul_tunables t;
+  int code = glc_hgemm_wgmma_resolve(tunables, &t);
+  if (code) return code;
+  if (dtype != GLC_F16 && dtype != GLC_BF16)
+    return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(dtype)");
+  if (out_dtype != dtype && out_dtype != GLC_F32)
+    return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(out_dtype)");
+  if (m == 0 || n == 0) return cudaSuccess;
+  const size_t out_bytes = out_dtype == GLC_F32 ? 4 : 2;
+  if (m > SIZE_MAX / n / out_bytes)
+    return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(sizes)");
+  if (!glc_all_aligned(out_bytes, c) || (k && !glc_all_aligned(2, a, b)))
+    return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(alignment)");
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (k == 0) return glc_memset_async(c, 0, m * n * out_bytes, stream);
+  bool supported = false;
+  code = wgmma_supported(&supported);
+  if (code) return code;
+  if (!supported)
+    return glc_fail(cudaErrorNotSupported,
+                    "hgemm_wgmma_cluster_kernel(sm_90a build, compute capability 9.0)");
+  if (!glc_hgemm_tma_describes(k, n, a, b))
+    return glc_fail(cudaErrorNotSupported,
+                    "glc_hgemm_wgmma(k % 8, n % 8, 16-byte aligned A and B)");
+  constexpr size_t coordinate_limit = INT_MAX - 512;
+  if (m > coordinate_limit || n > coordinate_limit || k > coordinate_limit)
+    return glc_fail(cudaErrorNotSupported, "glc_hgemm_wgmma(m, n, k < 2^31)");
+  CUtensorMap map_a, map_b, map_c = {};
+  code = wgmma_tensor_map(&map_a, dtype, a, k, m, 128, "cuTensorMapEncodeTiled(A)");
+  if (code) return code;
+  code = wgmma_tensor_map(&map_b, dtype, b, n, k, 64, "cuTensorMapEncodeTiled(B)");
+  if (code) return code;
+  const int tma_c = glc_all_aligned(16, c) ? 1 : 0;
+  if (tma_c) {
+    code = wgmma_store_map(&map_c, out_dtype, c, n, m);
+    if (code) return code;
+  }
+  const int vector_c = glc_all_aligned(2 * out_bytes, c) ? 1 : 0;  // n is even
+  const bool to_f32 = out_dtype == GLC_F32;
+  if (dtype == GLC_F16)
+    return to_f32 ? wgmma_cluster_dispatch<__half, float>(t, map_a, map_b, map_c, m, n, k, c,
+                                                          vector_c, tma_c, s)
+                  : wgmma_cluster_dispatch<__half, __half>(t, map_a, map_b, map_c, m, n, k, c,
+                                                           vector_c, tma_c, s);
+  return to_f32 ? wgmma_cluster_dispatch<__nv_bfloat16, float>(t, map_a, map_b, map_c, m, n, k, c,
+                                                               vector_c, tma_c, s)
+                : wgmma_cluster_dispatch<__nv_bfloat16, __nv_bfloat16>(t, map_a, map_b, map_c, m, n,
+                                                                       k, c, vector_c, tma_c, s);
+}
+
 }  // namespace
 
 extern "C" int glc_hgemm_wgmma_resolve(const glc_matmul_tunables *in, glc_matmul_tunables *out) {
@@ -798,4 +1281,10 @@ extern "C" int glc_sgemm_wgmma_tf32(const glc_matmul_tunables *tunables, size_t 
                                     size_t k, const float *a, const float *b, float *c,
                                     glc_stream stream) {
   return wgmma_tf32_gemm(tunables, m, n, k, a, b, c, stream);
+}
+
+extern "C" int glc_hgemm_wgmma_cluster(const glc_matmul_tunables *tunables, int dtype,
+                                       int out_dtype, size_t m, size_t n, size_t k, const void *a,
+                                       const void *b, void *c, glc_stream stream) {
+  return wgmma_cluster_gemm(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
 }

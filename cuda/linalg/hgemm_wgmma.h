@@ -71,6 +71,14 @@ GLC_API int glc_hgemm_wgmma(const glc_matmul_tunables *t, int dtype, int out_dty
 GLC_API int glc_hgemm_wgmma_ws(const glc_matmul_tunables *t, int dtype, int out_dtype, size_t m,
                                size_t n, size_t k, const void *a, const void *b, void *c,
                                glc_stream stream);
+/* Rung 5 (glc_hgemm_wgmma_cluster): rung 4's warp specialization in clusters of two blocks along
+ * m that share B's tile through TMA multicast, persistent over 256 x bn cluster tiles in the
+ * grouped order, C stored through shared memory by the TMA (where C is 16-byte aligned; else
+ * from registers). The same tunables and shape rule; cudaErrorNotSupported, naming
+ * "hgemm_wgmma_cluster_kernel(clusters of 2)", where the device places no cluster of two. */
+GLC_API int glc_hgemm_wgmma_cluster(const glc_matmul_tunables *t, int dtype, int out_dtype,
+                                    size_t m, size_t n, size_t k, const void *a, const void *b,
+                                    void *c, glc_stream stream);
 
 /* C[m x n] = A[m x k] B[k x n] for row-major, contiguous float32 A, B and C on rung 4's kernel
  * (hgemm_wgmma_ws_kernel, float operands) through wgmma.m64nNk8.f32.tf32.tf32: the tensor cores

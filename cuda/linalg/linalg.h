@@ -56,6 +56,8 @@ enum glc_matmul_variant {
                                     * warpgroups), persistent over the tiles */
   /* float32 on the tensor cores again (glc_sgemm_wgmma_tf32, cuda/linalg/hgemm_wgmma.h) */
   GLC_MATMUL_TF32 = 19, /* TF32 through variant 18's kernel, B transposed to K-major first */
+  GLC_MATMUL_WGMMA_CLUSTER = 20, /* 18 in clusters of two blocks sharing B by TMA multicast, C
+                                  * stored through shared memory by the TMA */
   /* CPU ladder */
   GLC_MATMUL_CPU_IJK = 100,
   GLC_MATMUL_CPU_IKJ = 101,

@@ -157,7 +157,8 @@ def matmul(A, B, variant=None, stream=None, out_dtype=None, **tunables):
 _REFUSED = {"multistage": lambda kw: kw.get("bm") == 256 and kw.get("warps") != 8,
             "wgmma": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5,
             "wgmma_ws": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5,
-            "tf32": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5}
+            "tf32": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5,
+            "wgmma_cluster": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5}
 
 
 def matmul_configurations(v):

@@ -676,7 +676,7 @@ def test_ladder_order_and_ids():
         (4, "register_1d"), (5, "register_2d"), (6, "vectorized"), (7, "warp_tiling"),
         (8, "double_buffered"), (12, "multistage"), (9, "cublas"), (10, "tf32_wmma"),
         (19, "tf32"), (11, "cublas_tf32"), (13, "wmma"), (14, "wmma_multistage"), (15, "mma_sync"),
-        (16, "cublaslt"), (17, "wgmma"), (18, "wgmma_ws"),
+        (16, "cublaslt"), (17, "wgmma"), (18, "wgmma_ws"), (20, "wgmma_cluster"),
         (100, "ijk"), (101, "ikj"), (102, "blocked"), (103, "blocked_openmp")]
     # ids from 1: the copy a transpose is measured against is gl.ceilings()' D2D copy
     assert ids("transpose") == [(1, "naive"), (2, "shared"), (3, "padded"), (4, "wide"),
@@ -687,7 +687,8 @@ def test_ladder_order_and_ids():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name, threads", [("wgmma", 256), ("wgmma_ws", 384)])
+@pytest.mark.parametrize("name, threads", [("wgmma", 256), ("wgmma_ws", 384),
+                                           ("wgmma_cluster", 384)])
 def test_wgmma_rungs_run_their_own_kernel_where_the_tma_can(name, threads):
     """Where k and n are multiples of 8 a Hopper rung launches its own kernel (two warpgroups, or
     three with the producer); elsewhere mma_sync's (4 warps), and the product is right either
@@ -855,3 +856,29 @@ def test_tf32_tunables_are_refused_by_name():
     assert not v.best and not v.best_for_dtypes
     assert {"bn": 256, "stages": 5} not in matmul_configurations(v)
     assert len(matmul_configurations(v)) == 5
+# (M, K, N) with k % 8 == 0 and n % 8 == 0, so that wgmma_cluster runs its own kernel: the second
+# block of a cluster with every row past C (m <= 128), a cluster tile partly filled in m (its
+# second block partly) and in n (subtiles of C's TMA store past n), k tails and a k of one slice,
+# whole 256-row cluster tiles, and more cluster tiles than an H200 has clusters (the persistent
+# walk, every cluster several tiles at bn = 128).
+CLUSTER_SHAPES = [(1, 64, 8), (100, 64, 136), (129, 72, 264), (255, 200, 128), (256, 64, 256),
+                  (257, 8, 520), (300, 136, 72), (1100, 264, 2056)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kw", [{}, {"bn": 128, "stages": 3}, {"bn": 128, "stages": 5},
+                                {"bn": 256, "stages": 3}], ids=repr)
+def test_wgmma_cluster_awkward_shapes(kw):
+    """Rung 20's clusters of two blocks along m, B multicast to both and C stored by the TMA,
+    on the shapes above, float16 and bfloat16 into both output dtypes."""
+    if tuple(gl.device_info()["compute_capability"]) != (9, 0):
+        pytest.skip("clusters with TMA multicast and wgmma need compute capability 9.0")
+    v = next(v for v in gl.variants("matmul") if v.name == "wgmma_cluster")
+    for dtype in HALF_DTYPES:
+        for m, k, n in CLUSTER_SHAPES:
+            A, B = half_inputs(rng_for("cluster", repr(kw), dtype.name, m, k, n), m, k, n, dtype)
+            dA, dB = gl.to_device(A), gl.to_device(B)
+            for out in (None, np.float32):
+                got = gl.matmul(dA, dB, variant=v.id, out_dtype=out, **kw).get()
+                assert got.dtype == (dtype if out is None else np.float32)
+                ref.check_matmul(got, A, B, variant=v)

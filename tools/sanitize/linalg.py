@@ -66,7 +66,7 @@ class Runner:
 
 # Variants whose every combination of tunables is driven (each combination is its own compiled
 # instantiation); the others' tunables one at a time, which keeps racecheck's run short.
-FULL_GRID = ("multistage", "wgmma", "wgmma_ws", "tf32")
+FULL_GRID = ("multistage", "wgmma", "wgmma_ws", "tf32", "wgmma_cluster")
 
 
 def settings(v):

@@ -327,6 +327,20 @@ static const gl_variant matmul_variants[] = {
      .flags = GL_DETERMINISTIC,
      .tunables = {{"bn", {128, 256, 0}, GLC_HGEMM_WGMMA_DEFAULT_BN},
                   {"stages", {3, 4, 5, 0}, GLC_HGEMM_WGMMA_DEFAULT_STAGES}}},
+    {.id = GLC_MATMUL_WGMMA_CLUSTER,
+     .name = "wgmma_cluster",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "wgmma_ws in clusters of two blocks along M: each loads its own A and half of the "
+                "shared B tile, multicast by the TMA to both, and a stage is refilled once both "
+                "blocks' consumers release it; C goes through swizzled shared buffers to TMA "
+                "stores that leave while the next tile's slices load.",
+     .seed = "PTX ISA: clusters, mapa, multicast::cluster, cp.async.bulk.tensor stores; CUTLASS "
+             "sm90 cluster multicast and TMA epilogues",
+     .kernels = "(hgemm_wgmma_cluster_kernel) (hgemm_mma_kernel)",
+     .dtypes = GL_HALVES,
+     .flags = GL_DETERMINISTIC,
+     .tunables = {{"bn", {128, 256, 0}, GLC_HGEMM_WGMMA_DEFAULT_BN},
+                  {"stages", {3, 4, 5, 0}, GLC_HGEMM_WGMMA_DEFAULT_STAGES}}},
     {.id = GLC_MATMUL_CPU_IJK,
      .name = "ijk",
      .backend = GL_BACKEND_CPU,

@@ -292,7 +292,8 @@ def half_only(repeat, quick):
     odd, failures = half_odd_shapes(repeat, ceilings, shapes)
     print(half_table(odd))
     settings = {"repeat": repeat, "rounds": HALF_ROUNDS, "sizes": sizes,
-                "odd_shapes": [list(s) for s in shapes], "checked_rows": CHECKED_ROWS, "flush_l2": {"square": False, "odd_shapes": True}}
+                "odd_shapes": [list(s) for s in shapes], "checked_rows": CHECKED_ROWS,
+                "flush_l2": {"square": False, "odd_shapes": True}}
     save("linalg_half", settings, {"ceilings": {**tensor, "fma_gflops": ceilings["fma_gflops"],
                                                 "copy_gbps": ceilings["copy_gbps"],
                                                 "method": ceilings["method"]},

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Nsight Compute on the half-precision matmul ladder: each tensor-core rung (wmma, wmma_multistage,
-# mma_sync, wgmma, wgmma_ws, and cuBLASLt's kernel) at float16 m = n = k (default 4096), each
-# profiled once (ncu replays a kernel on its own, so no warm-up call is needed). The sections say
-# what each rung's step bought: pipe use, warp stalls, shared-memory bank conflicts, occupancy;
-# docs/labs/linalg.md condenses them.
+# Nsight Compute on the half-precision matmul ladder: each tensor-core rung (wmma,
+# wmma_multistage, mma_sync, wgmma, wgmma_ws, wgmma_cluster, and cuBLASLt's kernel) at float16
+# m = n = k (default 4096), each profiled once (ncu replays a kernel on its own, so no warm-up
+# call is needed). The sections say what each rung's step bought: pipe use, warp stalls,
+# shared-memory bank conflicts, occupancy; docs/labs/linalg.md condenses them.
 #   tools/ncu_hgemm.sh [size] [dtype]     (prints the report; ncu must be on PATH)
 set -u -o pipefail
 size=${1:-4096}
@@ -14,7 +14,8 @@ import torch, gpulab as gl
 torch.manual_seed(0)
 a = torch.randn($size, $size, device="cuda").to(torch.$dtype)
 b = torch.randn($size, $size, device="cuda").to(torch.$dtype)
-for name in ("wmma", "wmma_multistage", "mma_sync", "wgmma", "wgmma_ws", "cublaslt"):
+for name in ("wmma", "wmma_multistage", "mma_sync", "wgmma", "wgmma_ws", "wgmma_cluster",
+             "cublaslt"):
     gl.matmul(a, b, variant=name)
     torch.cuda.synchronize()
 PY

@@ -5,8 +5,8 @@
     square and the 10 x 10000 wide case, for the best variant, cuBLAS and the CPU ladder;
   * matmul: every CUDA variant at 1024^3, 4096^3 and 8192^3 float32 in GFLOP/s, as a fraction of
     cuBLAS SGEMM (TF32 off) in the same run and of the FP32 FMA ceiling (the TF32 rungs,
-    tf32_wmma and tf32, against cuBLAS with TF32 on); S0's skewed sweep m = 1024 i, n = 1024 / i, k = 1024 for i = 1, 2,
-    4, ..., 1024; the tile sweep of every tunable variant at 4096^3 (the notebook's heatmap),
+    tf32_wmma and tf32, against cuBLAS with TF32 on); S0's skewed sweep m = 1024 i,
+    n = 1024 / i, k = 1024 for i = 1, 2, 4, ..., 1024; the tile sweep of every tunable variant at 4096^3 (the notebook's heatmap),
     one tunable at a time; and the FULL grid of the top rung's configurations (multistage: warps
     x bk x stages x bm, every combination it compiles: 12 of 128-row tiles, 6 of 256-row tiles
     at 8 warps) at every matmul size, repeat 5, with the best
@@ -95,9 +95,10 @@ def half_matrix(rng, s, dtype):
         return None
 
 
-# Rounds of the whole half ladder, each rung's figure the round with the median time: the
-# H200's clock drifts over a run of 8192^3 products (cuBLASLt moved 606-783 TFLOP/s between runs),
-# and interleaving makes the drift hit every rung, cuBLASLt included, alike.
+# Rounds of the whole half ladder, each rung's figure the round with the median time, each round
+# in another order: the H200's clock drifts over a run of 8192^3 products (cuBLASLt moved
+# 606-783 TFLOP/s between runs; its power cap lowers the clock under sustained products), and
+# changing the order makes the drift hit every rung, cuBLASLt included, alike.
 HALF_ROUNDS = 3
 
 
@@ -115,10 +116,14 @@ def half_ladder(sizes, repeat, ceilings):
                 print(f"{dtype}: skipped (neither PyTorch nor ml_dtypes is installed)")
                 break
             rounds = {}
-            for _ in range(HALF_ROUNDS):
-                for v in cuda_variants("matmul", dtype):
-                    if v.name == "wmma" and s > 4096:
-                        continue  # its place in the ladder is set at 4096^3
+            ladder = [v for v in cuda_variants("matmul", dtype)
+                      if not (v.name == "wmma" and s > 4096)]  # wmma's place is set at 4096^3
+            for k in range(HALF_ROUNDS):
+                # forward, backward, forward from the middle, ...: no rung always follows the
+                # same one (a rotation alone would keep every rung's neighbours)
+                start = k * len(ladder) // HALF_ROUNDS
+                turn = ladder[start:] + ladder[:start]
+                for v in (turn[::-1] if k % 2 else turn):
                     r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=repeat, flush_l2=False,
                                  peers=v.name == "cublaslt")
                     rounds.setdefault(v.name, []).append(row(r, dtype=dtype, m=s, n=s, k=s))

@@ -4,13 +4,13 @@
     torch.mv and cupy.dot on the same arrays); S2's scaling table, 10, 100, 1000 and 10000
     square and the 10 x 10000 wide case, for the best variant, cuBLAS and the CPU ladder;
   * matmul: every CUDA variant at 1024^3, 4096^3 and 8192^3 float32 in GFLOP/s, as a fraction of
-    cuBLAS SGEMM (TF32 off) in the same run and of the FP32 FMA ceiling (the TF32 rungs,
-    tf32_wmma and tf32, against cuBLAS with TF32 on); S0's skewed sweep m = 1024 i,
-    n = 1024 / i, k = 1024 for i = 1, 2, 4, ..., 1024; the tile sweep of every tunable variant
-    at 4096^3 (the notebook's heatmap), one tunable at a time; and the FULL grid of the top rung's configurations (multistage: warps
-    x bk x stages x bm, every combination it compiles: 12 of 128-row tiles, 6 of 256-row tiles
-    at 8 warps) at every matmul size, repeat 5, with the best
-    configuration per size against cuBLAS in the summary (`sgemm_top_rung_best`);
+    cuBLAS SGEMM (TF32 off) in the same run and of the FP32 FMA ceiling (the TF32 rungs, tf32_wmma
+    and tf32, against cuBLAS with TF32 on); S0's skewed sweep m = 1024 i, n = 1024 / i, k = 1024 for
+    i = 1, 2, 4, ..., 1024; the tile sweep of every tunable variant at 4096^3 (the notebook's
+    heatmap), one tunable at a time; and the FULL grid of the top rung's configurations (multistage:
+    warps x bk x stages x bm, every combination it compiles: 12 of 128-row tiles, 6 of 256-row tiles
+    at 8 warps) at every matmul size, repeat 5, with the best configuration per size against cuBLAS
+    in the summary (`sgemm_top_rung_best`);
   * transpose: every CUDA variant at 16384^2 float32, against the device-to-device copy of
     gl.ceilings() (frac_copy) and CuPy's .T.copy() (968 GB/s on the H100, docs/labs/linalg.md);
   * the tensor-core ladder: every float16 and bfloat16 rung at 4096^3 and 8192^3, in TFLOP/s,

@@ -37,6 +37,7 @@ the D2D copy; the best hand-written matvec >= 1.0x cuBLAS SGEMV at 16384^2.
 """
 
 import argparse
+import time
 import sys
 
 import numpy as np
@@ -100,6 +101,10 @@ def half_matrix(rng, s, dtype):
 # 606-783 TFLOP/s between runs; its power cap lowers the clock under sustained products), and
 # changing the order makes the drift hit every rung, cuBLASLt included, alike.
 HALF_ROUNDS = 3
+# Seconds of rest before each rung's timing. Back to back, the 8192^3 products fell into a
+# power-capped clock state or not by what ran before: rung 20 ran 1.45 or 1.69 ms, cuBLASLt 1.41
+# or 1.66, in one run. After a rest every rung starts from the same idle state.
+HALF_REST_S = 1.0
 
 
 def half_ladder(sizes, repeat, ceilings):
@@ -124,6 +129,7 @@ def half_ladder(sizes, repeat, ceilings):
                 start = k * len(ladder) // HALF_ROUNDS
                 turn = ladder[start:] + ladder[:start]
                 for v in (turn[::-1] if k % 2 else turn):
+                    time.sleep(HALF_REST_S)
                     r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=repeat, flush_l2=False,
                                  peers=v.name == "cublaslt")
                     rounds.setdefault(v.name, []).append(row(r, dtype=dtype, m=s, n=s, k=s))
@@ -296,7 +302,7 @@ def half_only(repeat, quick):
     shapes = ((129, 127, 125), (1, 512, 512), (512, 512, 64)) if quick else ODD_SHAPES
     odd, failures = half_odd_shapes(repeat, ceilings, shapes)
     print(half_table(odd))
-    settings = {"repeat": repeat, "rounds": HALF_ROUNDS, "sizes": sizes,
+    settings = {"repeat": repeat, "rounds": HALF_ROUNDS, "rest_s": HALF_REST_S, "sizes": sizes,
                 "odd_shapes": [list(s) for s in shapes], "checked_rows": CHECKED_ROWS,
                 "flush_l2": {"square": False, "odd_shapes": True}}
     save("linalg_half", settings, {"ceilings": {**tensor, "fma_gflops": ceilings["fma_gflops"],

@@ -37,8 +37,8 @@ the D2D copy; the best hand-written matvec >= 1.0x cuBLAS SGEMV at 16384^2.
 """
 
 import argparse
-import time
 import sys
+import time
 
 import numpy as np
 

@@ -352,7 +352,9 @@ def matvec_scaling(repeat):
     return rows
 
 
-def matmul_ladder(sizes, repeat, only=None):
+def matmul_ladder(sizes, repeat, only=None, rest_s=0.0):
+    """Every CUDA matmul variant (or those named in `only`) at s^3 float32 for s in sizes, after
+    rest_s seconds of rest each; frac_cublas against cublas, or cublas_tf32 for the TF32 rungs."""
     rows = []
     rng = np.random.default_rng(3)
     for s in sizes:
@@ -364,6 +366,7 @@ def matmul_ladder(sizes, repeat, only=None):
                 continue
             if v.name in ("naive", "coalesced") and s > 4096:
                 continue  # minutes per call at 8192^3, and their place in the ladder is set
+            time.sleep(rest_s)
             r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=repeat if s < 8192 else 3,
                          peers=v.name == "cublas")
             results[v.name] = row(r, m=s, n=s, k=s)
@@ -536,8 +539,9 @@ TF32_ROWS = ("cublas", "tf32_wmma", "tf32", "cublas_tf32")
 
 def tf32_only(repeat, sizes):
     """The TF32 rungs alone at 4096^3 and 8192^3 (the FP32 ladder's rows, frac_cublas against
-    cublas_tf32), then tf32's every (bn, stages) at each size, saved as linalg_tf32.json."""
-    matmul = matmul_ladder(sizes, repeat, only=TF32_ROWS)
+    cublas_tf32), then tf32's every (bn, stages) at each size, each after HALF_REST_S of rest,
+    saved as linalg_tf32.json."""
+    matmul = matmul_ladder(sizes, repeat, only=TF32_ROWS, rest_s=HALF_REST_S)
     print(gl.Table([{"m": r["m"], "variant": r["variant"], "median_ms": r["median_ms"],
                      "tflops": r["gflops"] / 1e3, "frac_cublas": r["frac_cublas"]}
                     for r in matmul]))
@@ -549,6 +553,7 @@ def tf32_only(repeat, sizes):
         B = gl.to_device(rng.standard_normal((s, s)).astype(np.float32))
         ref = next(r for r in matmul if r["m"] == s and r["variant"] == "cublas_tf32")
         for kw in configurations(v):
+            time.sleep(HALF_REST_S)
             r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=GRID_REPEAT, **kw)
             out = row(r, m=s, n=s, k=s, config=kw)
             out["frac_cublas"] = ref["median_ms"] / r.median_ms
@@ -556,7 +561,8 @@ def tf32_only(repeat, sizes):
     print(gl.Table([{"m": r["m"], "config": label(r["config"]), "median_ms": r["median_ms"],
                      "tflops": r["gflops"] / 1e3, "frac_cublas": r["frac_cublas"]}
                     for r in grid]))
-    save("linalg_tf32", {"repeat": repeat, "grid_repeat": GRID_REPEAT, "sizes": sizes},
+    save("linalg_tf32", {"repeat": repeat, "grid_repeat": GRID_REPEAT, "sizes": sizes,
+                         "rest_s": HALF_REST_S},
          {"matmul": matmul, "tf32_grid": grid})
 
 

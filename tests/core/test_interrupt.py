@@ -72,19 +72,41 @@ def device_memory_in_use():
 """
 
 
+def as_from_a_terminal():
+    """preexec_fn of every child: SIGINT at its default and not blocked, as a shell starts a
+    program. A pytest-xdist worker can hand its children SIGINT ignored or blocked (both survive
+    exec), and a Python started so never installs the handler that raises KeyboardInterrupt:
+    the suite under `-n auto` saw these children run on past the signal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def signal_state(pid):
+    """The kernel's view of a process's signals (/proc/PID/status: blocked, ignored, caught)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return " ".join(ln.strip() for ln in f if ln.startswith(("SigBlk", "SigIgn", "SigCgt")))
+    except OSError as e:
+        return f"unknown ({e})"
+
+
 def run_interrupted(body, timeout=60, args=()):
     """Runs PRELUDE + body in a child, SIGINT RUNNING_S after its READY; returns (seconds from
     the signal to the KeyboardInterrupt, the child's stdout, its stderr)."""
     child = subprocess.Popen([sys.executable, "-c", PRELUDE + textwrap.dedent(body), *args],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=child_env())
+                             env=child_env(), preexec_fn=as_from_a_terminal)
     try:
         line = child.stdout.readline()
         assert line.strip() == "READY", (line, child.stderr.read() if not line else "")
         time.sleep(RUNNING_S)
         sent = time.monotonic()
         child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=timeout)
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the child ran on {timeout} s past the SIGINT; its signal state: "
+                        f"{signal_state(child.pid)}")
     finally:
         if child.poll() is None:
             child.kill()
@@ -163,7 +185,7 @@ def test_sweep_of_a_slow_op_stops_within_a_second():
 def test_the_main_job_exits_130_without_a_traceback():
     child = subprocess.Popen([sys.executable, "-m", "gpulab", "--repeat", "3"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=child_env())
+                             env=child_env(), preexec_fn=as_from_a_terminal)
     try:
         first = child.stdout.readline()  # the device line: the job has started
         assert first.startswith("gpulab on the"), first

@@ -769,7 +769,7 @@ __global__ void __launch_bounds__(384, 1)
                                size_t k, Out *__restrict__ c, int vector_c, int tma_c) {
 #if GLC_WGMMA_BUILT
   using S = cluster_shape<T, BN, STAGES>;
-  constexpr int ACC = BN / 2;  // FP32 accumulators a consumer thread
+  constexpr int ACC = BN / 2;                      // FP32 accumulators a consumer thread
   constexpr unsigned CLUSTER_CONSUMER_WARPS = 16;  // 8 a block, both blocks release a stage
   extern __shared__ __align__(1024) unsigned char wgmma_shared[];
   const unsigned base = (wgmma_shared_address(wgmma_shared) + 1023u) & ~1023u;

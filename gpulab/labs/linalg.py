@@ -143,8 +143,10 @@ def matmul(A, B, variant=None, stream=None, out_dtype=None, **tunables):
     TF32 (a 10-bit mantissa): their bound in tests/references/linalg.py is TF32's. tf32 (Hopper's
     wgmma; ``bn`` 128, 256 and ``stages`` 3, 4, 5, not 5 at bn=256) transposes B into a
     workspace first and, where k % 4 != 0 or A is not 16-byte aligned, runs tf32_wmma's kernel.
-    The tensor-core rungs take ``bm``, ``bn`` (64, 128), ``bk`` (16, 32), and wmma_multistage
-    ``stages`` (2, 3, 4); their bound is the half-precision one of
+    The tensor-core rungs: wmma and wmma_multistage take ``bm``, ``bn`` (64, 128), ``bk`` (16,
+    32), and wmma_multistage ``stages`` (2, 3, 4); mma_sync ``bm`` (64, 128), ``warps`` (4, 8)
+    and ``stages`` (2, 3, 4); wgmma, wgmma_ws and wgmma_cluster ``bn`` (128, 256) and ``stages``
+    (3, 4, 5; not 5 at bn=256). Their bound is the half-precision one of
     tests/references/linalg.py."""
     return _core.matmul(A, B, variant, stream, tunables, out_dtype)
 

@@ -102,8 +102,8 @@ def half_matrix(rng, s, dtype):
 # changing the order makes the drift hit every rung, cuBLASLt included, alike.
 HALF_ROUNDS = 3
 # Seconds of rest before each rung's timing. Back to back, the 8192^3 products fell into a
-# power-capped clock state or not by what ran before: rung 20 ran 1.45 or 1.69 ms, cuBLASLt 1.41
-# or 1.66, in one run. After a rest every rung starts from the same idle state.
+# power-capped clock state or not by what ran before: at float16, rung 20 ran 1.45 or 1.69 ms,
+# cuBLASLt 1.48 or 1.72, in one run. After a rest every rung starts from the same idle state.
 HALF_REST_S = 1.0
 
 

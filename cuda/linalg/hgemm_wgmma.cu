@@ -82,6 +82,7 @@
 #include <type_traits>
 
 #include "cuda/core/launch.cuh"
+#include "sm90a.cuh"
 #include "cuda/core/resources.cuh"
 #include "hgemm_wgmma.h"
 
@@ -923,32 +924,10 @@ int wgmma_tensor_map(CUtensorMap *map, int dtype, const void *base, size_t inner
   return result == CUDA_SUCCESS ? cudaSuccess : glc_fail(cudaErrorInvalidValue, call);
 }
 
-// Whether the current device runs the kernels: compute capability 9.0, and the image loaded
-// for it is the sm_90a one (glc_hgemm_wgmma_built, read once a device).
+// Whether the current device runs the kernels (sm90a.cuh).
 int wgmma_supported(bool *yes) {
-  static std::atomic<int> cached[glc_cached_devices] = {};  // 0: not asked, 1: yes, 2: no
-  *yes = false;
-  int device = 0, major = 0, minor = 0;
-  int code = GLC_CUDA(cudaGetDevice, &device);
-  if (code) return code;
-  const bool cacheable = device >= 0 && device < glc_cached_devices;
-  const int known = cacheable ? cached[device].load(std::memory_order_relaxed) : 0;
-  if (known) {
-    *yes = known == 1;
-    return cudaSuccess;
-  }
-  code = GLC_CUDA(cudaDeviceGetAttribute, &major, cudaDevAttrComputeCapabilityMajor, device);
-  if (code) return code;
-  code = GLC_CUDA(cudaDeviceGetAttribute, &minor, cudaDevAttrComputeCapabilityMinor, device);
-  if (code) return code;
-  int built = 0;
-  if (major == 9 && minor == 0) {
-    code = GLC_CUDA(cudaMemcpyFromSymbol, &built, glc_hgemm_wgmma_built, sizeof built);
-    if (code) return code;
-  }
-  *yes = built == 1;
-  if (cacheable) cached[device].store(*yes ? 1 : 2, std::memory_order_relaxed);
-  return cudaSuccess;
+  static std::atomic<int> cached[glc_cached_devices] = {};
+  return glc_sm90a_kernels_loaded(&glc_hgemm_wgmma_built, cached, yes);
 }
 
 template <typename T, typename Out, int BN, int STAGES, bool WS>
@@ -1005,56 +984,6 @@ bool wgmma_resolve_one(int *value, int fallback, int allowed0, int allowed1 = -1
                        int allowed2 = -1) {
   if (*value == 0) *value = fallback;
   return *value == allowed0 || *value == allowed1 || *value == allowed2;
-}
-
-// Both launchers: the checks, the tensor maps, the kernel.
-template <bool WS>
-int wgmma_gemm(const glc_matmul_tunables *tunables, int dtype, int out_dtype, size_t m, size_t n,
-               size_t k, const void *a, const void *b, void *c, glc_stream stream) {
-  glc_matmul_tunables t;
-  int code = glc_hgemm_wgmma_resolve(tunables, &t);
-  if (code) return code;
-  if (dtype != GLC_F16 && dtype != GLC_BF16)
-    return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(dtype)");
-  if (out_dtype != dtype && out_dtype != GLC_F32)
-    return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(out_dtype)");
-  if (m == 0 || n == 0) return cudaSuccess;
-  const size_t out_bytes = out_dtype == GLC_F32 ? 4 : 2;
-  if (m > SIZE_MAX / n / out_bytes)
-    return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(sizes)");
-  if (!glc_all_aligned(out_bytes, c) || (k && !glc_all_aligned(2, a, b)))
-    return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(alignment)");
-  const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  // k == 0: an empty sum, C = 0 (zero bits are 0.0 in all three types), with no kernel
-  if (k == 0) return glc_memset_async(c, 0, m * n * out_bytes, stream);
-  bool supported = false;
-  code = wgmma_supported(&supported);
-  if (code) return code;
-  if (!supported)
-    return glc_fail(cudaErrorNotSupported,
-                    WS ? "hgemm_wgmma_ws_kernel(sm_90a build, compute capability 9.0)"
-                       : "hgemm_wgmma_kernel(sm_90a build, compute capability 9.0)");
-  // The tensor maps: 16-byte aligned bases and row strides; int32 TMA coordinates (a tile's
-  // origin plus its box stays below 2^31).
-  if (!glc_hgemm_tma_describes(k, n, a, b))
-    return glc_fail(cudaErrorNotSupported,
-                    "glc_hgemm_wgmma(k % 8, n % 8, 16-byte aligned A and B)");
-  constexpr size_t coordinate_limit = INT_MAX - 512;
-  if (m > coordinate_limit || n > coordinate_limit || k > coordinate_limit)
-    return glc_fail(cudaErrorNotSupported, "glc_hgemm_wgmma(m, n, k < 2^31)");
-  CUtensorMap map_a, map_b;
-  code = wgmma_tensor_map(&map_a, dtype, a, k, m, 128, "cuTensorMapEncodeTiled(A)");
-  if (code) return code;
-  code = wgmma_tensor_map(&map_b, dtype, b, n, k, 64, "cuTensorMapEncodeTiled(B)");
-  if (code) return code;
-  const int vector_c = glc_all_aligned(2 * out_bytes, c) ? 1 : 0;  // n is even
-  const bool to_f32 = out_dtype == GLC_F32;
-  if (dtype == GLC_F16)
-    return to_f32 ? wgmma_dispatch<__half, float, WS>(t, map_a, map_b, m, n, k, c, vector_c, s)
-                  : wgmma_dispatch<__half, __half, WS>(t, map_a, map_b, m, n, k, c, vector_c, s);
-  return to_f32 ? wgmma_dispatch<__nv_bfloat16, float, WS>(t, map_a, map_b, m, n, k, c, vector_c, s)
-                : wgmma_dispatch<__nv_bfloat16, __nv_bfloat16, WS>(t, map_a, map_b, m, n, k, c,
-                                                                   vector_c, s);
 }
 
 // The TF32 launcher's checks, B^T, the tensor maps and rung 4's kernel on float operands.
@@ -1193,11 +1122,14 @@ int wgmma_cluster_dispatch(const glc_matmul_tunables &t, const CUtensorMap &map_
   }
 }
 
-// Rung 5's launcher: wgmma_gemm's checks, A's and B's tensor maps, and C's where the TMA can
-// store it (a 16-byte aligned C; its rows are 16-byte multiples since n % 8 == 0).
-int wgmma_cluster_gemm(const glc_matmul_tunables *tunables, int dtype, int out_dtype, size_t m,
-                       size_t n, size_t k, const void *a, const void *b, void *c,
-                       glc_stream stream) {
+// The 16-bit rungs' launchers.
+enum class WgmmaRung { plain, ws, cluster };
+
+// Rungs 3, 4 and 5: the checks, A's and B's tensor maps, for rung 5 C's where the TMA can store
+// it (a 16-byte aligned C; its rows are 16-byte multiples since n % 8 == 0), the kernel.
+template <WgmmaRung R>
+int wgmma_gemm(const glc_matmul_tunables *tunables, int dtype, int out_dtype, size_t m, size_t n,
+               size_t k, const void *a, const void *b, void *c, glc_stream stream) {
   glc_matmul_tunables t;
   int code = glc_hgemm_wgmma_resolve(tunables, &t);
   if (code) return code;
@@ -1212,40 +1144,58 @@ int wgmma_cluster_gemm(const glc_matmul_tunables *tunables, int dtype, int out_d
   if (!glc_all_aligned(out_bytes, c) || (k && !glc_all_aligned(2, a, b)))
     return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(alignment)");
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  // k == 0: an empty sum, C = 0 (zero bits are 0.0 in all three types), with no kernel
   if (k == 0) return glc_memset_async(c, 0, m * n * out_bytes, stream);
   bool supported = false;
   code = wgmma_supported(&supported);
   if (code) return code;
   if (!supported)
-    return glc_fail(cudaErrorNotSupported,
-                    "hgemm_wgmma_cluster_kernel(sm_90a build, compute capability 9.0)");
+    return glc_fail(
+        cudaErrorNotSupported,
+        R == WgmmaRung::cluster ? "hgemm_wgmma_cluster_kernel(sm_90a build, compute capability 9.0)"
+        : R == WgmmaRung::ws    ? "hgemm_wgmma_ws_kernel(sm_90a build, compute capability 9.0)"
+                                : "hgemm_wgmma_kernel(sm_90a build, compute capability 9.0)");
+  // The tensor maps: 16-byte aligned bases and row strides; int32 TMA coordinates (a tile's
+  // origin plus its box stays below 2^31).
   if (!glc_hgemm_tma_describes(k, n, a, b))
     return glc_fail(cudaErrorNotSupported,
                     "glc_hgemm_wgmma(k % 8, n % 8, 16-byte aligned A and B)");
   constexpr size_t coordinate_limit = INT_MAX - 512;
   if (m > coordinate_limit || n > coordinate_limit || k > coordinate_limit)
     return glc_fail(cudaErrorNotSupported, "glc_hgemm_wgmma(m, n, k < 2^31)");
-  CUtensorMap map_a, map_b, map_c = {};
+  CUtensorMap map_a, map_b;
   code = wgmma_tensor_map(&map_a, dtype, a, k, m, 128, "cuTensorMapEncodeTiled(A)");
   if (code) return code;
   code = wgmma_tensor_map(&map_b, dtype, b, n, k, 64, "cuTensorMapEncodeTiled(B)");
   if (code) return code;
-  const int tma_c = glc_all_aligned(16, c) ? 1 : 0;
-  if (tma_c) {
-    code = wgmma_store_map(&map_c, out_dtype, c, n, m);
-    if (code) return code;
-  }
   const int vector_c = glc_all_aligned(2 * out_bytes, c) ? 1 : 0;  // n is even
   const bool to_f32 = out_dtype == GLC_F32;
-  if (dtype == GLC_F16)
-    return to_f32 ? wgmma_cluster_dispatch<__half, float>(t, map_a, map_b, map_c, m, n, k, c,
-                                                          vector_c, tma_c, s)
-                  : wgmma_cluster_dispatch<__half, __half>(t, map_a, map_b, map_c, m, n, k, c,
-                                                           vector_c, tma_c, s);
-  return to_f32 ? wgmma_cluster_dispatch<__nv_bfloat16, float>(t, map_a, map_b, map_c, m, n, k, c,
-                                                               vector_c, tma_c, s)
-                : wgmma_cluster_dispatch<__nv_bfloat16, __nv_bfloat16>(t, map_a, map_b, map_c, m, n,
-                                                                       k, c, vector_c, tma_c, s);
+  if constexpr (R == WgmmaRung::cluster) {
+    CUtensorMap map_c = {};
+    const int tma_c = glc_all_aligned(16, c) ? 1 : 0;
+    if (tma_c) {
+      code = wgmma_store_map(&map_c, out_dtype, c, n, m);
+      if (code) return code;
+    }
+    if (dtype == GLC_F16)
+      return to_f32 ? wgmma_cluster_dispatch<__half, float>(t, map_a, map_b, map_c, m, n, k, c,
+                                                            vector_c, tma_c, s)
+                    : wgmma_cluster_dispatch<__half, __half>(t, map_a, map_b, map_c, m, n, k, c,
+                                                             vector_c, tma_c, s);
+    return to_f32 ? wgmma_cluster_dispatch<__nv_bfloat16, float>(t, map_a, map_b, map_c, m, n, k, c,
+                                                                 vector_c, tma_c, s)
+                  : wgmma_cluster_dispatch<__nv_bfloat16, __nv_bfloat16>(
+                        t, map_a, map_b, map_c, m, n, k, c, vector_c, tma_c, s);
+  } else {
+    constexpr bool WS = R == WgmmaRung::ws;
+    if (dtype == GLC_F16)
+      return to_f32 ? wgmma_dispatch<__half, float, WS>(t, map_a, map_b, m, n, k, c, vector_c, s)
+                    : wgmma_dispatch<__half, __half, WS>(t, map_a, map_b, m, n, k, c, vector_c, s);
+    return to_f32
+               ? wgmma_dispatch<__nv_bfloat16, float, WS>(t, map_a, map_b, m, n, k, c, vector_c, s)
+               : wgmma_dispatch<__nv_bfloat16, __nv_bfloat16, WS>(t, map_a, map_b, m, n, k, c,
+                                                                  vector_c, s);
+  }
 }
 
 }  // namespace
@@ -1268,13 +1218,13 @@ extern "C" int glc_hgemm_wgmma_resolve(const glc_matmul_tunables *in, glc_matmul
 extern "C" int glc_hgemm_wgmma(const glc_matmul_tunables *tunables, int dtype, int out_dtype,
                                size_t m, size_t n, size_t k, const void *a, const void *b, void *c,
                                glc_stream stream) {
-  return wgmma_gemm<false>(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
+  return wgmma_gemm<WgmmaRung::plain>(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
 }
 
 extern "C" int glc_hgemm_wgmma_ws(const glc_matmul_tunables *tunables, int dtype, int out_dtype,
                                   size_t m, size_t n, size_t k, const void *a, const void *b,
                                   void *c, glc_stream stream) {
-  return wgmma_gemm<true>(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
+  return wgmma_gemm<WgmmaRung::ws>(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
 }
 
 extern "C" int glc_sgemm_wgmma_tf32(const glc_matmul_tunables *tunables, size_t m, size_t n,
@@ -1286,5 +1236,5 @@ extern "C" int glc_sgemm_wgmma_tf32(const glc_matmul_tunables *tunables, size_t 
 extern "C" int glc_hgemm_wgmma_cluster(const glc_matmul_tunables *tunables, int dtype,
                                        int out_dtype, size_t m, size_t n, size_t k, const void *a,
                                        const void *b, void *c, glc_stream stream) {
-  return wgmma_cluster_gemm(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
+  return wgmma_gemm<WgmmaRung::cluster>(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
 }

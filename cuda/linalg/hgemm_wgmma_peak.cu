@@ -34,6 +34,7 @@
 #include <cstdint>
 
 #include "cuda/core/launch.cuh"
+#include "sm90a.cuh"
 #include "hgemm_wgmma_peak.h"
 
 // 1 in the device pass for sm_90a, where wgmma exists; 0 elsewhere.
@@ -188,32 +189,10 @@ __global__ void __launch_bounds__(WARPGROUPS * 128, WARPGROUPS == 1 ? 3 : 1)
 #endif
 }
 
-// Whether the current device runs the kernel: compute capability 9.0, and the image loaded for
-// it is the sm_90a one (glc_tensor_peak_built, read once a device).
+// Whether the current device runs the kernel (sm90a.cuh).
 int tensor_peak_supported(bool *yes) {
-  static std::atomic<int> cached[glc_cached_devices] = {};  // 0: not asked, 1: yes, 2: no
-  *yes = false;
-  int device = 0, major = 0, minor = 0;
-  int code = GLC_CUDA(cudaGetDevice, &device);
-  if (code) return code;
-  const bool cacheable = device >= 0 && device < glc_cached_devices;
-  const int known = cacheable ? cached[device].load(std::memory_order_relaxed) : 0;
-  if (known) {
-    *yes = known == 1;
-    return cudaSuccess;
-  }
-  code = GLC_CUDA(cudaDeviceGetAttribute, &major, cudaDevAttrComputeCapabilityMajor, device);
-  if (code) return code;
-  code = GLC_CUDA(cudaDeviceGetAttribute, &minor, cudaDevAttrComputeCapabilityMinor, device);
-  if (code) return code;
-  int built = 0;
-  if (major == 9 && minor == 0) {
-    code = GLC_CUDA(cudaMemcpyFromSymbol, &built, glc_tensor_peak_built, sizeof built);
-    if (code) return code;
-  }
-  *yes = built == 1;
-  if (cacheable) cached[device].store(*yes ? 1 : 2, std::memory_order_relaxed);
-  return cudaSuccess;
+  static std::atomic<int> cached[glc_cached_devices] = {};
+  return glc_sm90a_kernels_loaded(&glc_tensor_peak_built, cached, yes);
 }
 
 // Two timing events, destroyed however the measurement ends.

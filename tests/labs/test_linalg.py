@@ -686,6 +686,18 @@ def test_ladder_order_and_ids():
         assert not (v.best and "tf32" in v.name)
 
 
+def noted_launches(call):
+    """(call()'s result, the kernel launches it made, as gl.inspect notes them)."""
+    gl.synchronize()
+    gl._core._launch_notes_begin()
+    try:
+        out = call()
+        gl.synchronize()
+    finally:
+        _, notes = gl._core._launch_notes_end()
+    return out, notes
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name, threads", [("wgmma", 256), ("wgmma_ws", 384),
                                            ("wgmma_cluster", 384)])
@@ -701,13 +713,7 @@ def test_wgmma_rungs_run_their_own_kernel_where_the_tma_can(name, threads):
         rng = rng_for("wgmma-kernels", name, m, k, n)
         A, B = normal(rng, (m, k), np.float16), normal(rng, (k, n), np.float16)
         dA, dB = gl.to_device(A), gl.to_device(B)
-        gl.synchronize()
-        gl._core._launch_notes_begin()
-        try:
-            C = gl.matmul(dA, dB, variant=v.id)
-            gl.synchronize()
-        finally:
-            _, notes = gl._core._launch_notes_end()
+        C, notes = noted_launches(lambda: gl.matmul(dA, dB, variant=v.id))
         blocks = {int(np.prod(note["block"])) for note in notes}
         assert blocks == {want}, ((m, k, n), notes)
         ref.check_matmul(C.get(), A, B, variant=v)
@@ -815,13 +821,7 @@ def test_tf32_runs_the_wgmma_kernel_where_the_tma_can():
         rng = rng_for("tf32-kernels", m, k, n)
         A, B = normal(rng, (m, k), np.float32), normal(rng, (k, n), np.float32)
         dA, dB = gl.to_device(A), gl.to_device(B)
-        gl.synchronize()
-        gl._core._launch_notes_begin()
-        try:
-            C = gl.matmul(dA, dB, variant=v.id)
-            gl.synchronize()
-        finally:
-            _, notes = gl._core._launch_notes_end()
+        C, notes = noted_launches(lambda: gl.matmul(dA, dB, variant=v.id))
         assert sorted(tuple(note["block"]) for note in notes) == want, ((m, k, n), notes)
         ref.check_matmul(C.get(), A, B, variant=v)
 

@@ -90,14 +90,14 @@ extern "C" int glc_hgemm(int variant, const glc_matmul_tunables *tunables, int d
     case GLC_MATMUL_WGMMA:
     case GLC_MATMUL_WGMMA_WS:
     case GLC_MATMUL_WGMMA_CLUSTER: {
-      if (!glc_hgemm_tma_describes(k, n, a, b)) {
+      if (!glc_hgemm_tma_describes(0, m, n, k, a, b)) {
         glc_matmul_tunables mma{};
         code = glc_hgemm_mma_resolve(nullptr, &mma);
         return code ? code : glc_hgemm_mma(&mma, dtype, out_dtype, m, n, k, a, b, c, stream);
       }
-      glc_hgemm_launcher *rung = variant == GLC_MATMUL_WGMMA ? glc_hgemm_wgmma : glc_hgemm_wgmma_ws;
+      auto *rung = variant == GLC_MATMUL_WGMMA ? glc_hgemm_wgmma : glc_hgemm_wgmma_ws;
       if (variant == GLC_MATMUL_WGMMA_CLUSTER) rung = glc_hgemm_wgmma_cluster;
-      return rung(&t, dtype, out_dtype, m, n, k, a, b, c, stream);
+      return rung(&t, dtype, out_dtype, 0, m, n, k, a, b, c, stream);
     }
     default:
       return glc_fail(cudaErrorInvalidValue, "glc_hgemm(variant)");

@@ -1006,7 +1006,7 @@ int wgmma_tf32_gemm(const glc_matmul_tunables *tunables, size_t m, size_t n, siz
   if (!supported)
     return glc_fail(cudaErrorNotSupported,
                     "hgemm_wgmma_ws_kernel(sm_90a build, compute capability 9.0)");
-  if (!glc_sgemm_tma_describes(k, a))
+  if (!glc_sgemm_tma_describes(0, k, a, b))
     return glc_fail(cudaErrorNotSupported,
                     "glc_sgemm_wgmma_tf32(k % 4, k <= 4194240, 16-byte aligned A)");
   constexpr size_t coordinate_limit = INT_MAX - 512;
@@ -1157,7 +1157,7 @@ int wgmma_gemm(const glc_matmul_tunables *tunables, int dtype, int out_dtype, si
                                 : "hgemm_wgmma_kernel(sm_90a build, compute capability 9.0)");
   // The tensor maps: 16-byte aligned bases and row strides; int32 TMA coordinates (a tile's
   // origin plus its box stays below 2^31).
-  if (!glc_hgemm_tma_describes(k, n, a, b))
+  if (!glc_hgemm_tma_describes(0, m, n, k, a, b))
     return glc_fail(cudaErrorNotSupported,
                     "glc_hgemm_wgmma(k % 8, n % 8, 16-byte aligned A and B)");
   constexpr size_t coordinate_limit = INT_MAX - 512;
@@ -1216,25 +1216,29 @@ extern "C" int glc_hgemm_wgmma_resolve(const glc_matmul_tunables *in, glc_matmul
 }
 
 extern "C" int glc_hgemm_wgmma(const glc_matmul_tunables *tunables, int dtype, int out_dtype,
-                               size_t m, size_t n, size_t k, const void *a, const void *b, void *c,
-                               glc_stream stream) {
+                               int layout, size_t m, size_t n, size_t k, const void *a,
+                               const void *b, void *c, glc_stream stream) {
+  if (layout != 0) return glc_fail(cudaErrorNotSupported, "glc_hgemm_wgmma(layout)");
   return wgmma_gemm<WgmmaRung::plain>(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
 }
 
 extern "C" int glc_hgemm_wgmma_ws(const glc_matmul_tunables *tunables, int dtype, int out_dtype,
-                                  size_t m, size_t n, size_t k, const void *a, const void *b,
-                                  void *c, glc_stream stream) {
+                                  int layout, size_t m, size_t n, size_t k, const void *a,
+                                  const void *b, void *c, glc_stream stream) {
+  if (layout != 0) return glc_fail(cudaErrorNotSupported, "glc_hgemm_wgmma(layout)");
   return wgmma_gemm<WgmmaRung::ws>(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
 }
 
-extern "C" int glc_sgemm_wgmma_tf32(const glc_matmul_tunables *tunables, size_t m, size_t n,
-                                    size_t k, const float *a, const float *b, float *c,
+extern "C" int glc_sgemm_wgmma_tf32(const glc_matmul_tunables *tunables, int layout, size_t m,
+                                    size_t n, size_t k, const float *a, const float *b, float *c,
                                     glc_stream stream) {
+  if (layout != 0) return glc_fail(cudaErrorNotSupported, "glc_sgemm_wgmma_tf32(layout)");
   return wgmma_tf32_gemm(tunables, m, n, k, a, b, c, stream);
 }
 
 extern "C" int glc_hgemm_wgmma_cluster(const glc_matmul_tunables *tunables, int dtype,
-                                       int out_dtype, size_t m, size_t n, size_t k, const void *a,
-                                       const void *b, void *c, glc_stream stream) {
+                                       int out_dtype, int layout, size_t m, size_t n, size_t k,
+                                       const void *a, const void *b, void *c, glc_stream stream) {
+  if (layout != 0) return glc_fail(cudaErrorNotSupported, "glc_hgemm_wgmma(layout)");
   return wgmma_gemm<WgmmaRung::cluster>(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
 }

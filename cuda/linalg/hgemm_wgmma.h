@@ -23,21 +23,30 @@
 
 #include "linalg.h"
 
-/* Whether the TMA can describe A (m x k) and B (k x n) of 2-byte elements: rows of a multiple of
- * 16 bytes (k % 8 == 0, n % 8 == 0) and 16-byte aligned bases. */
-static inline int glc_hgemm_tma_describes(size_t k, size_t n, const void *a, const void *b) {
-  return k % 8 == 0 && n % 8 == 0 && (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0;
+/* Whether the TMA can describe A (m x k) and B (k x n) of 2-byte elements lying as layout says
+ * (cuda/linalg/linalg.h's glc_matmul_layout bits): rows of a multiple of 16 bytes (A's rows are
+ * k elements, or m for GLC_MATMUL_A_T; B's are n, or k for GLC_MATMUL_B_T) and 16-byte aligned
+ * bases. */
+static inline int glc_hgemm_tma_describes(int layout, size_t m, size_t n, size_t k, const void *a,
+                                          const void *b) {
+  const size_t a_row = layout & GLC_MATMUL_A_T ? m : k, b_row = layout & GLC_MATMUL_B_T ? k : n;
+  return a_row % 8 == 0 && b_row % 8 == 0 && (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0;
 }
 
-/* The TF32 rung's k limit: B (k x n) is transposed by glc_transpose's wide rung, whose grid has
- * one row of blocks a 64 rows of B, at most 65535. */
+/* The TF32 rungs' k limit: an operand that is not K-major (B as it lies, or A given as A^T) is
+ * transposed by glc_transpose's wide rung, whose grid has one row of blocks a 64 rows of its
+ * input (k rows either way), at most 65535. */
 #define GLC_SGEMM_WGMMA_MAX_K ((size_t)65535 * 64)
 
-/* Whether the TF32 rung (glc_sgemm_wgmma_tf32) can run A (m x k float32) as it lies through the
- * TMA: rows of a multiple of 16 bytes (k % 4 == 0), a 16-byte aligned base, and k within the
- * transpose's grid. B needs nothing: it is transposed into an aligned workspace first. */
-static inline int glc_sgemm_tma_describes(size_t k, const void *a) {
-  return k % 4 == 0 && k <= GLC_SGEMM_WGMMA_MAX_K && (uintptr_t)a % 16 == 0;
+/* Whether the TF32 rungs can run float32 A and B lying as layout says: wgmma takes 32-bit
+ * operands K-major only, so A as it lies (rows of k) and B given as B^T (rows of k) are read in
+ * place through the TMA, which needs rows of a multiple of 16 bytes (k % 4 == 0) and a 16-byte
+ * aligned base; A given as A^T and B as it lies are first transposed into aligned workspaces
+ * (k within the transpose's grid). */
+static inline int glc_sgemm_tma_describes(int layout, size_t k, const void *a, const void *b) {
+  return k % 4 == 0 && k <= GLC_SGEMM_WGMMA_MAX_K &&
+         ((layout & GLC_MATMUL_A_T) || (uintptr_t)a % 16 == 0) &&
+         (!(layout & GLC_MATMUL_B_T) || (uintptr_t)b % 16 == 0);
 }
 
 #ifdef __cplusplus
@@ -60,16 +69,18 @@ extern "C" {
  * or tile, tm or tn is set. */
 GLC_API int glc_hgemm_wgmma_resolve(const glc_matmul_tunables *in, glc_matmul_tunables *out);
 
-/* C[m x n] = A[m x k] B[k x n], row-major and contiguous; A and B both GLC_F16 or both GLC_BF16,
+/* C[m x n] = A[m x k] B[k x n], C row-major and contiguous, A and B lying as layout says
+ * (glc_matmul_layout bits: each row-major, or given as its transpose's storage, read in place);
+ * A and B both GLC_F16 or both GLC_BF16,
  * FP32 accumulation, C stored as out_dtype (dtype or GLC_F32). t: the tunables (null or zeros:
  * defaults). m or n == 0 launches nothing, k == 0 gives zeros; otherwise k % 8 == 0, n % 8 == 0
  * and 16-byte aligned A and B (any m; m, n and k tails need no multiple of the tile), else
- * cudaErrorNotSupported (see above). */
-GLC_API int glc_hgemm_wgmma(const glc_matmul_tunables *t, int dtype, int out_dtype, size_t m,
-                            size_t n, size_t k, const void *a, const void *b, void *c,
+ * cudaErrorNotSupported (see above; the rows are those of glc_hgemm_tma_describes). */
+GLC_API int glc_hgemm_wgmma(const glc_matmul_tunables *t, int dtype, int out_dtype, int layout,
+                            size_t m, size_t n, size_t k, const void *a, const void *b, void *c,
                             glc_stream stream);
-GLC_API int glc_hgemm_wgmma_ws(const glc_matmul_tunables *t, int dtype, int out_dtype, size_t m,
-                               size_t n, size_t k, const void *a, const void *b, void *c,
+GLC_API int glc_hgemm_wgmma_ws(const glc_matmul_tunables *t, int dtype, int out_dtype, int layout,
+                               size_t m, size_t n, size_t k, const void *a, const void *b, void *c,
                                glc_stream stream);
 /* Rung 5 (glc_hgemm_wgmma_cluster): rung 4's warp specialization in clusters of two blocks along
  * m that share B's tile through TMA multicast, persistent over 256 x bn cluster tiles in the
@@ -77,8 +88,8 @@ GLC_API int glc_hgemm_wgmma_ws(const glc_matmul_tunables *t, int dtype, int out_
  * from registers). The same tunables and shape rule; cudaErrorNotSupported, naming
  * "hgemm_wgmma_cluster_kernel(clusters of 2)", where the device places no cluster of two. */
 GLC_API int glc_hgemm_wgmma_cluster(const glc_matmul_tunables *t, int dtype, int out_dtype,
-                                    size_t m, size_t n, size_t k, const void *a, const void *b,
-                                    void *c, glc_stream stream);
+                                    int layout, size_t m, size_t n, size_t k, const void *a,
+                                    const void *b, void *c, glc_stream stream);
 
 /* C[m x n] = A[m x k] B[k x n] for row-major, contiguous float32 A, B and C on rung 4's kernel
  * (hgemm_wgmma_ws_kernel, float operands) through wgmma.m64nNk8.f32.tf32.tf32: the tensor cores
@@ -91,8 +102,9 @@ GLC_API int glc_hgemm_wgmma_cluster(const glc_matmul_tunables *t, int dtype, int
  * m and n, any alignment of B), else cudaErrorNotSupported naming "glc_sgemm_wgmma_tf32(k % 4,
  * k <= 4194240, 16-byte aligned A)": glc_matmul's dispatch asks first and runs the tf32_wmma
  * rung for those. Needs compute capability 9.0 and this file's sm_90a build, as above. */
-GLC_API int glc_sgemm_wgmma_tf32(const glc_matmul_tunables *t, size_t m, size_t n, size_t k,
-                                 const float *a, const float *b, float *c, glc_stream stream);
+GLC_API int glc_sgemm_wgmma_tf32(const glc_matmul_tunables *t, int layout, size_t m, size_t n,
+                                 size_t k, const float *a, const float *b, float *c,
+                                 glc_stream stream);
 
 #ifdef __cplusplus
 }

@@ -92,6 +92,12 @@ typedef struct {
   int stages;     /* variant 12: shared stages of the cp.async pipeline (2, 3 or 4) */
 } glc_matmul_tunables;
 
+/* How matmul's operands lie in memory (bits of a layout argument; 0: both row-major and
+ * contiguous). GLC_MATMUL_A_T: A (m x k) is given as the storage of A^T, a row-major k x m array
+ * (A[i][p] at a[p m + i]: a transposed view, A.T of a C-contiguous array). GLC_MATMUL_B_T: B
+ * (k x n) as the storage of B^T, a row-major n x k array (B[p][j] at b[j k + p]). */
+enum glc_matmul_layout { GLC_MATMUL_A_T = 1, GLC_MATMUL_B_T = 2 };
+
 /* y[m] = A[m x n] x[n]; dtype GLC_F32 or GLC_F64. block: threads per block (0: default). */
 GLC_API int glc_matvec(int variant, int block, int dtype, size_t m, size_t n, const void *a,
                        const void *x, void *y, glc_stream stream);

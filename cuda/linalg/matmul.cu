@@ -194,13 +194,13 @@ extern "C" int glc_matmul(int variant, const glc_matmul_tunables *tunables, int 
     case GLC_MATMUL_TF32: {
       // Where the TMA cannot take A as it lies (k % 4 != 0, A not 16-byte aligned, or k past
       // the transpose's grid), the other TF32 tensor-core rung, tf32_wmma, at its defaults.
-      if (!glc_sgemm_tma_describes(k, a)) {
+      if (!glc_sgemm_tma_describes(0, k, a, b)) {
         glc_matmul_tunables wmma{};
         if (glc_matmul_blocked_resolve(GLC_MATMUL_TF32_WMMA, &wmma) != 0)
           return glc_fail(cudaErrorInvalidValue, "glc_matmul(tunables)");
         return glc_matmul_tf32(&wmma, m, n, k, fa, fb, fc, s);
       }
-      return glc_sgemm_wgmma_tf32(&t, m, n, k, fa, fb, fc, stream);
+      return glc_sgemm_wgmma_tf32(&t, 0, m, n, k, fa, fb, fc, stream);
     }
     default:
       return matmul_simple(variant, t.tile, static_cast<int>(m), static_cast<int>(n),

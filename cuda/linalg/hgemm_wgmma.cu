@@ -1,14 +1,20 @@
 // The half-precision GEMM ladder's Hopper rungs (issue 34, rungs 3 and 4): C[m x n] = A[m x k]
-// B[k x n] for row-major float16 or bfloat16 A and B, FP32 accumulation, C stored as the input
-// type or as float32, on sm_90a's warpgroup MMA (wgmma.mma_async) fed by the tensor memory
-// accelerator (TMA). The structure follows the public Hopper GEMM designs (CUTLASS's sm90 TMA
-// warp-specialized kernels, the PTX ISA's wgmma and tensor-map sections); the code is our own.
+// B[k x n] for float16 or bfloat16 A and B, each row-major or given as its transpose's storage
+// (glc_matmul_layout), FP32 accumulation, C stored as the input type or as float32, on sm_90a's
+// warpgroup MMA (wgmma.mma_async) fed by the tensor memory accelerator (TMA). The structure follows
+// the public Hopper GEMM designs (CUTLASS's sm90 TMA warp-specialized kernels, the PTX ISA's wgmma
+// and tensor-map sections); the code is our own.
 //
 // Tiles. A block computes a 128 x BN tile of C (BN = 128 or 256) with two consumer warpgroups,
 // each one 64 x BN half: one wgmma.m64nBNk16 a k step of 16, BN / 2 FP32 accumulators a thread.
 // A k slice is 64 deep, and shared memory holds STAGES slices, each 1024-byte aligned:
 //   A: 128 rows (m) of 64 elements (k): 128-byte rows, one TMA box of 64 x 128;
 //   B: BN / 64 blocks of 64 columns (n), each 64 rows (k) of 128 bytes: one TMA box of 64 x 64.
+// The layout (a template parameter) gives the other two: the TMA copies boxes as they lie, and
+// wgmma reads 16-bit operands either way, so a transposed operand costs no copy:
+//   A^T (k x m, GLC_MATMUL_A_T): two blocks of 64 columns (m, one a warpgroup), each 64 rows (k)
+//     of 128 bytes: B's boxes, 16 KiB as before;
+//   B^T (n x k, GLC_MATMUL_B_T): BN rows (n) of 64 elements (k): A's kind, one box of 64 x BN.
 // Both tensor maps use the 128-byte swizzle: in each 1024-byte group of 8 rows, 16-byte chunk c
 // of row r is stored at chunk c ^ (r % 8). wgmma reads that layout through its shared-memory
 // matrix descriptors (64 bits):
@@ -20,7 +26,9 @@
 // offset), stride byte offset 1024 (8 rows of 128 bytes), leading byte offset unused (1). B is
 // N-major (imm-trans-b 1: wgmma transposes 16-bit B itself, so row-major B is used as it is):
 // start = 16 rows of 128 bytes (2048 bytes) a k step, stride byte offset 1024 (the next 8 k
-// rows), leading byte offset 8192 (the next block of 64 columns).
+// rows), leading byte offset 8192 (the next block of 64 columns). A^T is M-major (imm-trans-a
+// 1), its descriptor B's N-major kind (start = the warpgroup's box + 2048 bytes a k step, stride
+// 1024, leading 8192: unused at m64); B^T is K-major (imm-trans-b 0), its descriptor A's kind.
 //
 // Pipelines. The rung-3 kernel (hgemm_wgmma_kernel, 256 threads) is not specialized: thread 0
 // issues the TMA loads, a "full" mbarrier a stage counts their bytes (arrive.expect_tx, then
@@ -37,37 +45,40 @@
 // The rung-5 kernel (hgemm_wgmma_cluster_kernel, 384 threads) is rung 4's in clusters of two
 // blocks that share B's slices by TMA multicast, storing C by the TMA: see its section below.
 //
-// TF32 (matmul's float32 rung `tf32`, issue 34's rung 6): the rung-4 kernel instantiated for
-// float operands (wgmma_operand<float>), not a copy. wgmma.m64nNk8.f32.tf32.tf32 reads the top
-// 19 bits of each float (TF32's 10 mantissa bits; the rest are ignored, a truncation) and
-// accumulates in FP32. A k step is 8 floats, the same 32 bytes as 16 halves, so the byte layout
-// is unchanged and only the element count halves: a slice is one 128-byte row of 32 floats, a
-// stage is the same 16 KiB of A and BN x 128 bytes of B, and the same (bn, stages) fit (bn = 256
-// with 5 stages is refused, 5 x 48 KiB). A is K-major as before. B is not: wgmma's transpose
-// operands exist for the 16-bit types only, so a 32-bit B must be K-major in shared memory too.
-// The launcher therefore first writes B^T (n x k, row-major: K-major) into a workspace from the
-// stream-ordered pool with the transpose lab's wide kernel (transpose_wide: one read and one
-// write of B, 2 x 4 k n bytes; at 4096^3 that is 134 MB beside the GEMM's 201 MB of A, B and C,
-// about 28 us at the H200's 4.8 TB/s against about 0.3 ms of GEMM at 450 TFLOP/s: about 9%),
-// freed on the stream after the GEMM. B^T's tensor map is A's kind: k inner (32-float boxes,
-// 128 bytes, swizzled), n outer, one box of BN rows a stage, at (k0, col0). Its stage layout is
-// A's: row j (column col0 + j of C) at 128 j bytes, 16-byte chunk c at c ^ (j % 8). So B's
-// descriptor is A's kind too (imm-trans-b does not exist for tf32): start = the stage's B + 32
-// bytes a k step, stride byte offset 1024 (the next 8 rows of n), leading byte offset unused
-// (1). B^T's rows are k floats, 16-byte multiples when k % 4 == 0, which A's own map needs
-// anyway: where k % 4 != 0, A is not 16-byte aligned, or k is past the transpose's grid (64
+// TF32 (matmul's float32 rung `tf32`, issue 34's rung 6): the rung-4 kernel instantiated for float
+// operands (wgmma_operand<float, wgmma_tf32_layout>), not a copy; `tf32_cluster` is the rung-5
+// kernel's float instantiation, the same in every other respect. wgmma.m64nNk8.f32.tf32.tf32 reads
+// the top 19 bits of each float (TF32's 10 mantissa bits; the rest are ignored, a truncation) and
+// accumulates in FP32. A k step is 8 floats, the same 32 bytes as 16 halves, so the byte layout is
+// unchanged and only the element count halves: a slice is one 128-byte row of 32 floats, a stage is
+// the same 16 KiB of A and BN x 128 bytes of B, and the same (bn, stages) fit (bn = 256 with 5
+// stages is refused, 5 x 48 KiB). A is K-major as before. B is not: wgmma's transpose operands
+// exist for the 16-bit types only, so a 32-bit B must be K-major in shared memory too. Given B^T
+// (GLC_MATMUL_B_T), the launcher reads it in place. Otherwise it first writes B^T (n x k,
+// row-major: K-major) into a workspace from the stream-ordered pool with the transpose lab's wide
+// kernel (transpose_wide: one read and one write of B, 2 x 4 k n bytes; at 4096^3 that is 134 MB
+// beside the GEMM's 201 MB of A, B and C, about 28 us at the H200's 4.8 TB/s against about 0.3 ms
+// of GEMM at 450 TFLOP/s: about 9%), freed on the stream after the GEMM. B^T's tensor map is A's
+// kind: k inner (32-float boxes, 128 bytes, swizzled), n outer, one box of BN rows a stage, at
+// (k0, col0). Its stage layout is A's: row j (column col0 + j of C) at 128 j bytes, 16-byte chunk c
+// at c ^ (j % 8). So B's descriptor is A's kind too (imm-trans-b does not exist for tf32): start =
+// the stage's B + 32 bytes a k step, stride byte offset 1024 (the next 8 rows of n), leading byte
+// offset unused (1). B^T's rows are k floats, 16-byte multiples when k % 4 == 0, which A's own map
+// needs anyway: where k % 4 != 0, A is not 16-byte aligned, or k is past the transpose's grid (64
 // rows a block row, 65535 block rows), glc_sgemm_tma_describes says no, the launcher returns
 // cudaErrorNotSupported and matmul's dispatch runs tf32_wmma's kernel instead (which rounds to
-// nearest with cvt.rna where this path truncates; the tests' TF32 bound, 2 x 2^-10 a product,
-// holds both). C's float2 stores need n even (n is any size here).
+// nearest with cvt.rna where this path truncates; the tests' TF32 bound, 2 x 2^-10 a product, holds
+// both). Given A^T (GLC_MATMUL_A_T), which 32-bit wgmma cannot read M-major, the launcher writes A
+// (m x k) into a second workspace the same way. C's float2 stores need n even (n is any size here),
+// rung 5's TMA stores n % 4 == 0.
 //
 // Shapes. TMA zero-fills the parts of a box outside the matrix, so m, n and k need not be
 // multiples of the tiles (zeros in A's and B's k tails add nothing); C's stores are guarded.
-// The tensor maps need 16-byte aligned A and B and rows of a multiple of 16 bytes: k % 8 == 0
-// and n % 8 == 0. Other shapes return cudaErrorNotSupported (glc_failed_call names
-// "glc_hgemm_wgmma(k % 8, n % 8, 16-byte aligned A and B)"); the dispatch asks
-// glc_hgemm_tma_describes first and runs the mma.sync rung (hgemm_mma.cu) for those. The kernels
-// are compiled only for sm_90a (setup.py builds this file with
+// The tensor maps need 16-byte aligned A and B and rows of a multiple of 16 bytes: A's rows (k,
+// or m for A^T) and B's (n, or k for B^T) % 8 == 0. Other shapes return cudaErrorNotSupported
+// (glc_failed_call names "glc_hgemm_wgmma(A's and B's rows % 8, 16-byte aligned A and B)"); the
+// dispatch asks glc_hgemm_tma_describes first and runs the mma.sync rung (hgemm_mma.cu) for those.
+// The kernels are compiled only for sm_90a (setup.py builds this file with
 // -gencode=arch=compute_90a,code=sm_90a in place of sm_90); elsewhere their bodies are empty and
 // the launchers return cudaErrorNotSupported.
 #include <cuda.h>  // CUtensorMap and its enums; the encoder is fetched through the runtime
@@ -99,35 +110,44 @@ __device__ int glc_hgemm_wgmma_built = GLC_WGMMA_BUILT;
 
 namespace {
 
-// What the kernels need of their operand type: wgmma's k step, and how B lies in shared
-// memory. The 16-bit types take B N-major (row-major B as it lies, imm-trans-b 1); float (TF32)
-// takes it K-major (B^T, rows of k), since wgmma transposes 16-bit operands only.
-template <typename T>
+// How a kernel's operands lie in shared memory: as they lie in global memory (the TMA copies
+// boxes as they are), so from the kernel's LAYOUT (glc_matmul_layout's bits). A is K-major (rows
+// of k, imm-trans-a 0) or, given as A^T, M-major (imm-trans-a 1); B is N-major (row-major B as it
+// lies, imm-trans-b 1) or, given as B^T, K-major (imm-trans-b 0). wgmma transposes 16-bit
+// operands only, so float (TF32) takes both K-major: its launchers write what is not
+// (wgmma_tf32_layout).
+template <typename T, int LAYOUT>
 struct wgmma_operand {
-  static constexpr int K_STEP = 16;  // m64nNk16
-  static constexpr bool B_K_MAJOR = false;
-};
-template <>
-struct wgmma_operand<float> {
-  static constexpr int K_STEP = 8;  // m64nNk8.tf32: the same 32 bytes of k a step
-  static constexpr bool B_K_MAJOR = true;
+  static constexpr int K_STEP = 32 / sizeof(T);  // m64nNk16, or m64nNk8.tf32: 32 bytes of k
+  static constexpr bool A_M_MAJOR = (LAYOUT & GLC_MATMUL_A_T) != 0;
+  static constexpr bool B_K_MAJOR = (LAYOUT & GLC_MATMUL_B_T) != 0;
+  static_assert(sizeof(T) == 2 || (!A_M_MAJOR && B_K_MAJOR), "32-bit operands K-major only");
 };
 
-template <typename T, int BN_, int STAGES_>
-struct wgmma_shape {
+// The float kernels' layout: A as it lies and B^T, which the TF32 launchers write where they are
+// not given them.
+constexpr int wgmma_tf32_layout = GLC_MATMUL_B_T;
+
+template <typename T, int BN_, int STAGES_, int LAYOUT>
+struct wgmma_shape : wgmma_operand<T, LAYOUT> {
+  using O = wgmma_operand<T, LAYOUT>;
+  using Type = T;
   // A k slice is one 128-byte swizzled row deep: 64 halves or 32 floats.
   static constexpr int BM = 128, BN = BN_, BK = 128 / sizeof(T), STAGES = STAGES_;
-  static constexpr bool B_K_MAJOR = wgmma_operand<T>::B_K_MAJOR;
+  // TMA boxes of A a stage: K-major, one box of BM rows (m) of BK elements (128 bytes);
+  // M-major, one box a warpgroup of 64 columns (m, 128 bytes) by BK rows of k. 16 KiB either way.
+  static constexpr int A_BOXES = O::A_M_MAJOR ? 2 : 1;
   // TMA boxes of B a stage: N-major, BN / 64 boxes of 64 columns (128 bytes) by BK rows of k;
   // K-major, one box of BN rows (n) of BK elements (128 bytes). BN x 128 bytes either way.
-  static constexpr int B_BOXES = B_K_MAJOR ? 1 : BN / 64;
-  static constexpr unsigned A_BYTES = BM * 128, B_BOX_BYTES = BN * 128 / B_BOXES;
-  static constexpr unsigned STAGE_BYTES = A_BYTES + B_BOXES * B_BOX_BYTES;
+  static constexpr int B_BOXES = O::B_K_MAJOR ? 1 : BN / 64;
+  static constexpr unsigned A_BYTES = BM * 128, A_BOX_BYTES = A_BYTES / A_BOXES;
+  static constexpr unsigned B_BOX_BYTES = BN * 128 / B_BOXES;
+  static constexpr unsigned STAGE_BYTES = A_BOXES * A_BOX_BYTES + B_BOXES * B_BOX_BYTES;
   // Slack to round the dynamic shared base up to 1024 bytes, the stages, then 2 x STAGES
   // mbarriers of 8 bytes (full, then empty).
   static constexpr unsigned SHARED_BYTES = 1024 + STAGES * STAGE_BYTES + 16 * STAGES;
   static_assert(BN == 128 || BN == 256, "wgmma n of 128 or 256");
-  static_assert(BK == 4 * wgmma_operand<T>::K_STEP, "four wgmma k steps a slice (wgmma_slice)");
+  static_assert(BK == 4 * O::K_STEP, "four wgmma k steps a slice (wgmma_slice)");
   static_assert(STAGES >= 2 && SHARED_BYTES <= 227 * 1024, "the stages fit an SM");
 };
 
@@ -237,9 +257,9 @@ __device__ __forceinline__ uint64_t wgmma_desc(unsigned address, unsigned leadin
 }
 
 // ---- the wgmma.mma_async wrappers (FP32 accumulators, A and B from shared-memory
-// descriptors; m64nNk16 with imm-trans-b 1 for the 16-bit types, B N-major; m64nNk8.tf32 for
-// float, which takes no transpose operands: B K-major); one macro writes the instruction, whose
-// operand list (one register per accumulator) is spelled out once per N ----
+// descriptors; m64nNk16 with the layout's imm-trans-a and imm-trans-b for the 16-bit types;
+// m64nNk8.tf32 for float, which takes no transpose operands: A and B K-major); one macro writes
+// the instruction, whose operand list (one register per accumulator) is spelled out once ----
 
 // The accumulators as asm operands, 8 at a time from d[i]
 #define GLC_WGMMA_D8(i)                                                                       \
@@ -266,69 +286,84 @@ __device__ __forceinline__ uint64_t wgmma_desc(unsigned address, unsigned leadin
   "%103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, " \
   "%116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 // One wgmma of SHAPE on TYPE operands: REGS and OPERANDS its accumulators; A, B and ACC the
-// numbers of the operands that follow them (the two descriptors and the accumulate flag); TRANS
-// the transpose operands after imm-scale-a and imm-scale-b (", 0, 1" for the 16-bit types: A
-// as it lies, B transposed; "" for tf32, which has none).
+// numbers of the operands that follow them (the two descriptors and the accumulate flag, then
+// the transpose immediates TA and TB); TRANS the transpose operands after imm-scale-a and
+// imm-scale-b (", %TA, %TB" for the 16-bit types; "" for tf32, which has none).
 #define GLC_WGMMA(SHAPE, TYPE, TRANS, REGS, OPERANDS, A, B, ACC)                               \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #ACC                                       \
                ", 0;\n"                                                                        \
                "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " {" REGS "}, %" #A \
                ", %" #B ", p, 1, 1" TRANS ";\n}\n"                                             \
                : OPERANDS                                                                      \
-               : "l"(desc_a), "l"(desc_b), "r"(accumulate))
+               : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TA), "n"(TB))
 
-// D[64 x 128] (+)= A[64 x K_STEP] B[K_STEP x 128]: 64 accumulators a thread.
-template <typename T>
+// D[64 x 128] (+)= A[64 x K_STEP] B[K_STEP x 128]: 64 accumulators a thread. TA, TB: wgmma's
+// imm-trans-a and imm-trans-b (1: M- or N-major), for the 16-bit types.
+template <typename T, int TA, int TB>
 __device__ __forceinline__ void wgmma_m64n128(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
                                               int accumulate) {
   if constexpr (std::is_same<T, float>::value)
     GLC_WGMMA("m64n128k8", "tf32", "", GLC_WGMMA_R64, GLC_WGMMA_D64, 64, 65, 66);
   else if constexpr (std::is_same<T, __nv_bfloat16>::value)
-    GLC_WGMMA("m64n128k16", "bf16", ", 0, 1", GLC_WGMMA_R64, GLC_WGMMA_D64, 64, 65, 66);
+    GLC_WGMMA("m64n128k16", "bf16", ", %67, %68", GLC_WGMMA_R64, GLC_WGMMA_D64, 64, 65, 66);
   else
-    GLC_WGMMA("m64n128k16", "f16", ", 0, 1", GLC_WGMMA_R64, GLC_WGMMA_D64, 64, 65, 66);
+    GLC_WGMMA("m64n128k16", "f16", ", %67, %68", GLC_WGMMA_R64, GLC_WGMMA_D64, 64, 65, 66);
 }
 
 // D[64 x 256] (+)= A[64 x K_STEP] B[K_STEP x 256]: 128 accumulators a thread.
-template <typename T>
+template <typename T, int TA, int TB>
 __device__ __forceinline__ void wgmma_m64n256(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
                                               int accumulate) {
   if constexpr (std::is_same<T, float>::value)
     GLC_WGMMA("m64n256k8", "tf32", "", GLC_WGMMA_R128, GLC_WGMMA_D128, 128, 129, 130);
   else if constexpr (std::is_same<T, __nv_bfloat16>::value)
-    GLC_WGMMA("m64n256k16", "bf16", ", 0, 1", GLC_WGMMA_R128, GLC_WGMMA_D128, 128, 129, 130);
+    GLC_WGMMA("m64n256k16", "bf16", ", %131, %132", GLC_WGMMA_R128, GLC_WGMMA_D128, 128, 129, 130);
   else
-    GLC_WGMMA("m64n256k16", "f16", ", 0, 1", GLC_WGMMA_R128, GLC_WGMMA_D128, 128, 129, 130);
+    GLC_WGMMA("m64n256k16", "f16", ", %131, %132", GLC_WGMMA_R128, GLC_WGMMA_D128, 128, 129, 130);
 }
 
-// B's descriptor for the stage at shared address `b` (its first k step). N-major (the 16-bit
-// types): leading byte offset 8192, the next block of 64 columns; stride byte offset 1024, the
-// next 8 rows of k. K-major (tf32): as A's, stride byte offset 1024 (the next 8 rows of n),
-// leading byte offset unused (1).
-template <typename T>
+// A's descriptor for warpgroup wg's 64 rows of m in the stage at shared address `a` (its first k
+// step): 8192 bytes a warpgroup either way. K-major: stride byte offset 1024 (the next 8 rows of
+// m), leading byte offset unused (1). M-major (as B's N-major): the warpgroup's box of 64
+// columns, stride byte offset 1024 (the next 8 rows of k), leading byte offset 8192 (the next
+// block of 64 columns, which m64 never reaches).
+template <typename S>
+__device__ __forceinline__ uint64_t wgmma_desc_a(unsigned a, int wg) {
+  const unsigned start = a + wg * 8192;
+  return S::A_M_MAJOR ? wgmma_desc(start, 8192, 1024) : wgmma_desc(start, 16, 1024);
+}
+
+// B's descriptor for the stage at shared address `b` (its first k step). N-major: leading byte
+// offset 8192, the next block of 64 columns; stride byte offset 1024, the next 8 rows of k.
+// K-major: as A's, stride byte offset 1024 (the next 8 rows of n), leading byte offset unused
+// (1).
+template <typename S>
 __device__ __forceinline__ uint64_t wgmma_desc_b(unsigned b) {
-  return wgmma_operand<T>::B_K_MAJOR ? wgmma_desc(b, 16, 1024) : wgmma_desc(b, 8192, 1024);
+  return S::B_K_MAJOR ? wgmma_desc(b, 16, 1024) : wgmma_desc(b, 8192, 1024);
 }
 
 // One k slice (one 128-byte row of k: four k steps of 32 bytes, 16 halves or 8 floats) of a
 // warpgroup's 64 x BN results: desc_a and desc_b describe the slice's first k step (the
 // warpgroup's A rows and the whole B slice). The first step of a tile's first slice overwrites
 // the accumulators (scale-d 0) instead of adding.
-template <typename T, int BN>
-__device__ __forceinline__ void wgmma_slice(float (&d)[BN / 2], uint64_t desc_a, uint64_t desc_b,
+template <typename S>
+__device__ __forceinline__ void wgmma_slice(float (&d)[S::BN / 2], uint64_t desc_a, uint64_t desc_b,
                                             bool accumulate) {
-  // A step: 32 bytes along A's 128-byte rows, 2 in the descriptors' address field (bytes >> 4).
-  // B step: N-major, 16 rows of k of 128 bytes (2048 bytes, 128); K-major, 32 bytes (2) as A.
-  constexpr uint64_t B_STEP = wgmma_operand<T>::B_K_MAJOR ? 2 : 128;
+  using T = typename S::Type;
+  // A k step in the descriptors' address field (bytes >> 4): K-major, 32 bytes along the
+  // 128-byte rows (2); MN-major, 16 rows of 128 bytes (2048 bytes, 128).
+  constexpr uint64_t A_STEP = S::A_M_MAJOR ? 128 : 2, B_STEP = S::B_K_MAJOR ? 2 : 128;
+  // wgmma's imm-trans-a and imm-trans-b: 1 for an MN-major operand (16-bit types only)
+  constexpr int TRANS_A = S::A_M_MAJOR ? 1 : 0, TRANS_B = S::B_K_MAJOR ? 0 : 1;
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk) {
-    const uint64_t a = desc_a + 2 * kk, b = desc_b + B_STEP * kk;
+    const uint64_t a = desc_a + A_STEP * kk, b = desc_b + B_STEP * kk;
     const int scale_d = kk > 0 || accumulate;
-    if constexpr (BN == 128)
-      wgmma_m64n128<T>(d, a, b, scale_d);
+    if constexpr (S::BN == 128)
+      wgmma_m64n128<T, TRANS_A, TRANS_B>(d, a, b, scale_d);
     else
-      wgmma_m64n256<T>(d, a, b, scale_d);
+      wgmma_m64n256<T, TRANS_A, TRANS_B>(d, a, b, scale_d);
   }
   wgmma_commit();
 }
@@ -388,6 +423,20 @@ __device__ __forceinline__ void wgmma_store_tile(Out *__restrict__ c, size_t m, 
   }
 }
 
+// Issues the TMA loads of A's part of slice kt, rows from row0, into the stage at shared address
+// `stage`, counted by the full barrier `bar`.
+template <typename S>
+__device__ __forceinline__ void wgmma_load_a(const CUtensorMap *map_a, unsigned stage, unsigned bar,
+                                             int kt, int row0) {
+  if constexpr (S::A_M_MAJOR) {  // map_a describes A^T (k x m): a box of 64 columns a warpgroup
+#pragma unroll
+    for (int w = 0; w < S::A_BOXES; ++w)
+      tma_load_2d(stage + w * S::A_BOX_BYTES, map_a, bar, row0 + 64 * w, kt * S::BK);
+  } else {
+    tma_load_2d(stage, map_a, bar, kt * S::BK, row0);
+  }
+}
+
 // Issues the TMA loads of slice kt of the tile at (row0, col0) into the stage at shared address
 // `stage`, counted by the full barrier `bar`.
 template <typename S>
@@ -395,7 +444,7 @@ __device__ __forceinline__ void wgmma_load_slice(const CUtensorMap *map_a, const
                                                  unsigned stage, unsigned bar, int kt, int row0,
                                                  int col0) {
   mbar_arrive_expect_tx(bar, S::STAGE_BYTES);  // out-of-range parts count too: they are zeros
-  tma_load_2d(stage, map_a, bar, kt * S::BK, row0);
+  wgmma_load_a<S>(map_a, stage, bar, kt, row0);
   if constexpr (S::B_K_MAJOR) {  // map_b describes B^T (n x k): one box of BN rows at col0
     tma_load_2d(stage + S::A_BYTES, map_b, bar, kt * S::BK, col0);
   } else {
@@ -408,13 +457,13 @@ __device__ __forceinline__ void wgmma_load_slice(const CUtensorMap *map_a, const
 #endif  // !defined(__CUDA_ARCH__) || GLC_WGMMA_BUILT
 
 // Rung 3: two warpgroups, both consumers; thread 0 also issues the loads. One tile a block.
-template <typename T, typename Out, int BN, int STAGES>
+template <typename T, typename Out, int BN, int STAGES, int LAYOUT>
 __global__ void __launch_bounds__(256, 1)
     hgemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a,
                        const __grid_constant__ CUtensorMap map_b, size_t m, size_t n, size_t k,
                        Out *__restrict__ c, int vector_c) {
 #if GLC_WGMMA_BUILT
-  using S = wgmma_shape<T, BN, STAGES>;
+  using S = wgmma_shape<T, BN, STAGES, LAYOUT>;
   constexpr int ACC = BN / 2;  // FP32 accumulators a consumer thread
   extern __shared__ __align__(1024) unsigned char wgmma_shared[];
   const unsigned base = (wgmma_shared_address(wgmma_shared) + 1023u) & ~1023u;
@@ -437,8 +486,8 @@ __global__ void __launch_bounds__(256, 1)
   };
   if (tid == 0)
     for (int kt = 0; kt < STAGES - 1 && kt < k_tiles; ++kt) load(kt, kt);
-  const uint64_t desc_a = wgmma_desc(base + wg * 64 * 128, 16, 1024);
-  const uint64_t desc_b = wgmma_desc_b<T>(base + S::A_BYTES);
+  const uint64_t desc_a = wgmma_desc_a<S>(base, wg);
+  const uint64_t desc_b = wgmma_desc_b<S>(base + S::A_BYTES);
   float d[ACC];
 #pragma unroll
   for (int i = 0; i < ACC; ++i) d[i] = 0.0f;
@@ -448,7 +497,7 @@ __global__ void __launch_bounds__(256, 1)
   for (int kt = 0; kt < k_tiles; ++kt) {
     mbar_wait(full + 8 * s, phase);
     const uint64_t offset = s * (S::STAGE_BYTES >> 4);
-    wgmma_slice<T, BN>(d, desc_a + offset, desc_b + offset, kt > 0);
+    wgmma_slice<S>(d, desc_a + offset, desc_b + offset, kt > 0);
     wgmma_wait<1>();  // slice kt - 1's wgmma are complete (this warp's)
     __syncthreads();  // ... and every warp's: its stage, `refill`, may be overwritten
     if (tid == 0 && kt + STAGES - 1 < k_tiles) load(kt + STAGES - 1, refill);
@@ -466,13 +515,13 @@ __global__ void __launch_bounds__(256, 1)
 
 // Rung 4: a producer warpgroup (one thread issues the TMA loads) and two consumer warpgroups,
 // full and empty barriers a stage; persistent over the tiles in the grouped order.
-template <typename T, typename Out, int BN, int STAGES>
+template <typename T, typename Out, int BN, int STAGES, int LAYOUT>
 __global__ void __launch_bounds__(384, 1)
     hgemm_wgmma_ws_kernel(const __grid_constant__ CUtensorMap map_a,
                           const __grid_constant__ CUtensorMap map_b, size_t m, size_t n, size_t k,
                           Out *__restrict__ c, int vector_c) {
 #if GLC_WGMMA_BUILT
-  using S = wgmma_shape<T, BN, STAGES>;
+  using S = wgmma_shape<T, BN, STAGES, LAYOUT>;
   constexpr int ACC = BN / 2;  // FP32 accumulators a consumer thread
   constexpr unsigned CONSUMER_WARPS = 8;
   extern __shared__ __align__(1024) unsigned char wgmma_shared[];
@@ -514,8 +563,8 @@ __global__ void __launch_bounds__(384, 1)
   } else {
     setmaxnreg_inc<232>();
     const int consumer = wg - 1, lane = tid % 32;
-    const uint64_t desc_a = wgmma_desc(base + consumer * 64 * 128, 16, 1024);
-    const uint64_t desc_b = wgmma_desc_b<T>(base + S::A_BYTES);
+    const uint64_t desc_a = wgmma_desc_a<S>(base, consumer);
+    const uint64_t desc_b = wgmma_desc_b<S>(base + S::A_BYTES);
     float d[ACC];
 #pragma unroll
     for (int i = 0; i < ACC; ++i) d[i] = 0.0f;
@@ -529,7 +578,7 @@ __global__ void __launch_bounds__(384, 1)
       for (int kt = 0; kt < k_tiles; ++kt) {
         mbar_wait(full + 8 * s, phase);
         const uint64_t offset = s * (S::STAGE_BYTES >> 4);
-        wgmma_slice<T, BN>(d, desc_a + offset, desc_b + offset, kt > 0);
+        wgmma_slice<S>(d, desc_a + offset, desc_b + offset, kt > 0);
         wgmma_wait<1>();  // slice kt - 1's wgmma (this warp's) are complete
         if (kt > 0 && lane == 0) mbar_arrive(empty + 8 * previous);
         previous = s;
@@ -551,9 +600,10 @@ __global__ void __launch_bounds__(384, 1)
 //
 // A cluster of two blocks (cluster dims (2, 1, 1)) computes a 256 x BN cluster tile: block r of
 // the cluster (%cluster_ctarank) the 128 x BN rows from row0 + 128 r, with rung 4's warpgroups.
-// Both need the same B slice: each block's producer loads its own A box and half of B's boxes
-// (box j where j % 2 == r), multicast to both blocks' shared memory (ctaMask 0b11) at the same
-// offset, where it completes the same stage's full barrier in each block. So each full barrier
+// Both need the same B slice: each block's producer loads its own A box(es) and half of B's
+// boxes (N-major: box j where j % 2 == r; K-major: B^T's BN rows in two boxes of BN / 2, box r),
+// multicast to both blocks' shared memory (ctaMask 0b11) at the same offset, where it completes
+// the same stage's full barrier in each block. So each full barrier
 // still expects the whole stage's bytes, half of them written by the other block, and L2 sends
 // each B box once to the pair instead of once to each block. A stage may be refilled only when
 // the consumers of both blocks are done with it (the other block writes into it too): each
@@ -568,10 +618,9 @@ __global__ void __launch_bounds__(384, 1)
 // has read it (cp.async.bulk.wait_group.read), so the consumer goes on to the next tile's slices
 // (which the producer is already loading) while its stores leave.
 
-template <typename T, int BN_, int STAGES_>
-struct cluster_shape : wgmma_shape<T, BN_, STAGES_> {
-  using W = wgmma_shape<T, BN_, STAGES_>;
-  static_assert(sizeof(T) == 2, "rung 5 multiplies the 16-bit types (B N-major)");
+template <typename T, int BN_, int STAGES_, int LAYOUT>
+struct cluster_shape : wgmma_shape<T, BN_, STAGES_, LAYOUT> {
+  using W = wgmma_shape<T, BN_, STAGES_, LAYOUT>;
   static constexpr unsigned C_BOX_BYTES = 64 * 128;  // a subtile: 64 rows of 128 bytes
   // What is left of an SM's 227 KiB after the alignment slack, the stages and the 2 x STAGES
   // mbarriers, in subtile buffers a consumer (two consumers), at most 4.
@@ -761,15 +810,16 @@ __device__ __forceinline__ void cluster_store_tile(const CUtensorMap *map_c, uns
 
 // Rung 5: rung 4's producer and consumers in clusters of two blocks along m that share B's
 // slices by multicast; persistent over the 256 x BN cluster tiles in the grouped order; C
-// through shared memory and the TMA (tma_c) or, where C is not 16-byte aligned, from registers.
-template <typename T, typename Out, int BN, int STAGES>
+// through shared memory and the TMA (tma_c) or, where C or its rows are not 16-byte aligned,
+// from registers.
+template <typename T, typename Out, int BN, int STAGES, int LAYOUT>
 __global__ void __launch_bounds__(384, 1)
     hgemm_wgmma_cluster_kernel(const __grid_constant__ CUtensorMap map_a,
                                const __grid_constant__ CUtensorMap map_b,
                                const __grid_constant__ CUtensorMap map_c, size_t m, size_t n,
                                size_t k, Out *__restrict__ c, int vector_c, int tma_c) {
 #if GLC_WGMMA_BUILT
-  using S = cluster_shape<T, BN, STAGES>;
+  using S = cluster_shape<T, BN, STAGES, LAYOUT>;
   constexpr int ACC = BN / 2;                      // FP32 accumulators a consumer thread
   constexpr unsigned CLUSTER_CONSUMER_WARPS = 16;  // 8 a block, both blocks release a stage
   extern __shared__ __align__(1024) unsigned char wgmma_shared[];
@@ -807,14 +857,20 @@ __global__ void __launch_bounds__(384, 1)
           // both blocks' consumers have released the stage (the other block's arrive remotely)
           mbar_wait_cluster(empty + 8 * s, phase ^ 1);
           const unsigned stage = base + s * S::STAGE_BYTES, bar = full + 8 * s;
-          // the whole stage: A's box from here, B's boxes half from here, half from the other
+          // the whole stage: A's boxes from here, B's boxes half from here, half from the other
           mbar_arrive_expect_tx(bar, S::STAGE_BYTES);
-          tma_load_2d(stage, &map_a, bar, kt * S::BK, row);
+          wgmma_load_a<S>(&map_a, stage, bar, kt, row);
+          if constexpr (S::B_K_MAJOR) {  // B^T's box of BN rows (n) as two of BN / 2: this block's
+            const int half = static_cast<int>(rank);
+            tma_load_2d_multicast(stage + S::A_BYTES + half * (S::B_BOX_BYTES / 2), &map_b, bar,
+                                  kt * S::BK, col + half * (BN / 2), 0x3);
+          } else {
 #pragma unroll
-          for (int i = 0; i < S::B_BOXES / 2; ++i) {
-            const int j = 2 * i + static_cast<int>(rank);
-            tma_load_2d_multicast(stage + S::A_BYTES + j * S::B_BOX_BYTES, &map_b, bar,
-                                  col + 64 * j, kt * S::BK, 0x3);
+            for (int i = 0; i < S::B_BOXES / 2; ++i) {
+              const int j = 2 * i + static_cast<int>(rank);
+              tma_load_2d_multicast(stage + S::A_BYTES + j * S::B_BOX_BYTES, &map_b, bar,
+                                    col + 64 * j, kt * S::BK, 0x3);
+            }
           }
           if (++s == STAGES) {
             s = 0;
@@ -835,8 +891,8 @@ __global__ void __launch_bounds__(384, 1)
   } else {
     setmaxnreg_inc<232>();
     const int consumer = wg - 1, lane = tid % 32;
-    const uint64_t desc_a = wgmma_desc(base + consumer * 64 * 128, 16, 1024);
-    const uint64_t desc_b = wgmma_desc_b<T>(base + S::A_BYTES);
+    const uint64_t desc_a = wgmma_desc_a<S>(base, consumer);
+    const uint64_t desc_b = wgmma_desc_b<S>(base + S::A_BYTES);
     // lane 0 releases block 0's empty barriers, lane 1 block 1's
     const unsigned release = cluster_map(empty, lane & 1);
     const unsigned my_bufs = c_bufs + consumer * S::C_BUFFERS * S::C_BOX_BYTES;
@@ -855,7 +911,7 @@ __global__ void __launch_bounds__(384, 1)
       for (int kt = 0; kt < k_tiles; ++kt) {
         mbar_wait(full + 8 * s, phase);
         const uint64_t offset = s * (S::STAGE_BYTES >> 4);
-        wgmma_slice<T, BN>(d, desc_a + offset, desc_b + offset, kt > 0);
+        wgmma_slice<S>(d, desc_a + offset, desc_b + offset, kt > 0);
         wgmma_wait<1>();  // slice kt - 1's wgmma (this warp's) are complete
         if (kt > 0 && lane < 2) mbar_arrive_cluster(release + 8 * previous);
         previous = s;
@@ -930,19 +986,33 @@ int wgmma_supported(bool *yes) {
   return glc_sm90a_kernels_loaded(&glc_hgemm_wgmma_built, cached, yes);
 }
 
-template <typename T, typename Out, int BN, int STAGES, bool WS>
-int wgmma_launch(const CUtensorMap &map_a, const CUtensorMap &map_b, size_t m, size_t n, size_t k,
-                 void *c, int vector_c, cudaStream_t stream) {
-  using S = wgmma_shape<T, BN, STAGES>;
+// The rungs' launchers (the 16-bit ones, and the float ones: ws for tf32, cluster for
+// tf32_cluster).
+enum class WgmmaRung { plain, ws, cluster };
+
+// A launch's arguments beside its kernel's template: A's and B's tensor maps, rung 5's C map
+// (where tma_c), the sizes, C and how to store it.
+struct WgmmaArgs {
+  CUtensorMap map_a, map_b, map_c;
+  size_t m, n, k;
+  void *c;
+  int vector_c, tma_c;
+  cudaStream_t stream;
+};
+
+// Rungs 3 and 4.
+template <typename T, typename Out, int BN, int STAGES, int LAYOUT, bool WS>
+int wgmma_launch(const WgmmaArgs &g) {
+  using S = wgmma_shape<T, BN, STAGES, LAYOUT>;
   // only the kernel asked for is instantiated (float has the warp-specialized one alone)
   auto *kernel = [] {
     if constexpr (WS)
-      return hgemm_wgmma_ws_kernel<T, Out, BN, STAGES>;
+      return hgemm_wgmma_ws_kernel<T, Out, BN, STAGES, LAYOUT>;
     else
-      return hgemm_wgmma_kernel<T, Out, BN, STAGES>;
+      return hgemm_wgmma_kernel<T, Out, BN, STAGES, LAYOUT>;
   }();
   const char *name = WS ? "hgemm_wgmma_ws_kernel" : "hgemm_wgmma_kernel";
-  const size_t tiles = glc_blocks_to_cover(m, S::BM) * glc_blocks_to_cover(n, BN);
+  const size_t tiles = glc_blocks_to_cover(g.m, S::BM) * glc_blocks_to_cover(g.n, BN);
   size_t grid = tiles;
   if (WS) {  // persistent: one block an SM (the stages take most of its shared memory)
     int sm_count = 0;
@@ -956,108 +1026,16 @@ int wgmma_launch(const CUtensorMap &map_a, const CUtensorMap &map_b, size_t m, s
                       static_cast<int>(S::SHARED_BYTES));
   if (code) return code;
   return glc_launch_shared(kernel, name, dim3(static_cast<unsigned>(grid)), dim3(WS ? 384 : 256),
-                           S::SHARED_BYTES, stream, map_a, map_b, m, n, k, static_cast<Out *>(c),
-                           vector_c);
+                           S::SHARED_BYTES, g.stream, g.map_a, g.map_b, g.m, g.n, g.k,
+                           static_cast<Out *>(g.c), g.vector_c);
 }
 
-// The five (bn, stages) instantiations for one (input, output) type pair.
-template <typename T, typename Out, bool WS>
-int wgmma_dispatch(const glc_matmul_tunables &t, const CUtensorMap &map_a, const CUtensorMap &map_b,
-                   size_t m, size_t n, size_t k, void *c, int vector_c, cudaStream_t stream) {
-  switch (t.bn << 8 | t.stages) {
-#define GLC_HGEMM_WGMMA_CASE(BN, STAGES) \
-  case BN << 8 | STAGES:                 \
-    return wgmma_launch<T, Out, BN, STAGES, WS>(map_a, map_b, m, n, k, c, vector_c, stream);
-    GLC_HGEMM_WGMMA_CASE(128, 3)
-    GLC_HGEMM_WGMMA_CASE(128, 4)
-    GLC_HGEMM_WGMMA_CASE(128, 5)
-    GLC_HGEMM_WGMMA_CASE(256, 3)
-    GLC_HGEMM_WGMMA_CASE(256, 4)
-#undef GLC_HGEMM_WGMMA_CASE
-    default:
-      return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(tunables)");
-  }
-}
-
-// Fills a zero *value with fallback; true when the result is one of the allowed values.
-bool wgmma_resolve_one(int *value, int fallback, int allowed0, int allowed1 = -1,
-                       int allowed2 = -1) {
-  if (*value == 0) *value = fallback;
-  return *value == allowed0 || *value == allowed1 || *value == allowed2;
-}
-
-// The TF32 launcher's checks, B^T, the tensor maps and rung 4's kernel on float operands.
-int wgmma_tf32_gemm(const glc_matmul_tunables *tunables, size_t m, size_t n, size_t k,
-                    const float *a, const float *b, float *c, glc_stream stream) {
-  glc_matmul_tunables t;
-  int code = glc_hgemm_wgmma_resolve(tunables, &t);
-  if (code) return code;
-  if (m == 0 || n == 0) return cudaSuccess;
-  if (m > SIZE_MAX / n / sizeof(float) || (k && n > SIZE_MAX / k / sizeof(float)))
-    return glc_fail(cudaErrorInvalidValue, "glc_sgemm_wgmma_tf32(sizes)");
-  if (!glc_all_aligned(sizeof(float), c) || (k && !glc_all_aligned(sizeof(float), a, b)))
-    return glc_fail(cudaErrorInvalidValue, "glc_sgemm_wgmma_tf32(alignment)");
-  const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  // k == 0: an empty sum, C = 0, with no kernel
-  if (k == 0) return glc_memset_async(c, 0, m * n * sizeof(float), stream);
-  bool supported = false;
-  code = wgmma_supported(&supported);
-  if (code) return code;
-  if (!supported)
-    return glc_fail(cudaErrorNotSupported,
-                    "hgemm_wgmma_ws_kernel(sm_90a build, compute capability 9.0)");
-  if (!glc_sgemm_tma_describes(0, k, a, b))
-    return glc_fail(cudaErrorNotSupported,
-                    "glc_sgemm_wgmma_tf32(k % 4, k <= 4194240, 16-byte aligned A)");
-  constexpr size_t coordinate_limit = INT_MAX - 512;
-  if (m > coordinate_limit || n > coordinate_limit || k > coordinate_limit)
-    return glc_fail(cudaErrorNotSupported, "glc_sgemm_wgmma_tf32(m, n, k < 2^31)");
-  // B^T, n x k row-major (K-major, as wgmma takes 32-bit B), in a workspace from the
-  // stream-ordered pool: its rows are k floats, a multiple of 16 bytes since k % 4 == 0, and the
-  // pool's blocks are aligned. The transpose's best rung writes it; the destructor frees it on
-  // the stream, after the kernel that reads it.
-  GlcDeviceBuffer bt;
-  code = bt.allocate(n * k * sizeof(float), s);
-  CUtensorMap map_a, map_b;
-  GLC_TRY(code, wgmma_tensor_map(&map_a, GLC_F32, a, k, m, 128, "cuTensorMapEncodeTiled(A)"));
-  GLC_TRY(code, wgmma_tensor_map(&map_b, GLC_F32, bt.ptr, k, n, static_cast<unsigned>(t.bn),
-                                 "cuTensorMapEncodeTiled(B^T)"));
-  GLC_TRY(code, glc_transpose(GLC_TRANSPOSE_WIDE, 0, sizeof(float), k, n, b, bt.ptr, stream));
-  // float2 stores of two adjacent results where every row of C starts 8-byte aligned
-  const int vector_c = n % 2 == 0 && glc_all_aligned(2 * sizeof(float), c) ? 1 : 0;
-  GLC_TRY(code, (wgmma_dispatch<float, float, true>(t, map_a, map_b, m, n, k, c, vector_c, s)));
-  return code;
-}
-
-// ---- rung 5's host side ----------------------------------------------------------------------
-
-// C (outer x inner, elements of out_bytes) stored in boxes of 128 bytes (inner) x 64 rows from
-// 128-byte-swizzled shared buffers: rung 5's TMA stores.
-int wgmma_store_map(CUtensorMap *map, int out_dtype, void *base, size_t inner, size_t outer) {
-  const wgmma_encode_tiled encode = wgmma_encoder();
-  if (encode == nullptr) return glc_fail(cudaErrorNotSupported, "cuTensorMapEncodeTiled");
-  const size_t bytes = out_dtype == GLC_F32 ? 4 : 2;
-  const cuuint64_t dims[2] = {inner, outer}, strides[1] = {inner * bytes};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / bytes), 64}, element_strides[2] = {1, 1};
-  const CUtensorMapDataType type = out_dtype == GLC_F32    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                                   : out_dtype == GLC_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  const CUresult result =
-      encode(map, type, 2, base, dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return result == CUDA_SUCCESS ? cudaSuccess
-                                : glc_fail(cudaErrorInvalidValue, "cuTensorMapEncodeTiled(C)");
-}
-
-// Clusters of two blocks, as many as the device holds at once (cudaOccupancyMaxActiveClusters,
-// asked once a device) and no more than there are cluster tiles.
-template <typename T, typename Out, int BN, int STAGES>
-int wgmma_cluster_launch(const CUtensorMap &map_a, const CUtensorMap &map_b,
-                         const CUtensorMap &map_c, size_t m, size_t n, size_t k, void *c,
-                         int vector_c, int tma_c, cudaStream_t stream) {
-  using S = cluster_shape<T, BN, STAGES>;
-  auto *kernel = hgemm_wgmma_cluster_kernel<T, Out, BN, STAGES>;
+// Rung 5: clusters of two blocks, as many as the device holds at once
+// (cudaOccupancyMaxActiveClusters, asked once a device) and no more than there are cluster tiles.
+template <typename T, typename Out, int BN, int STAGES, int LAYOUT>
+int wgmma_cluster_launch(const WgmmaArgs &g) {
+  using S = cluster_shape<T, BN, STAGES, LAYOUT>;
+  auto *kernel = hgemm_wgmma_cluster_kernel<T, Out, BN, STAGES, LAYOUT>;
   const char *name = "hgemm_wgmma_cluster_kernel";
   int code = GLC_CUDA(cudaFuncSetAttribute, kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                       static_cast<int>(S::SHARED_BYTES));
@@ -1070,7 +1048,7 @@ int wgmma_cluster_launch(const CUtensorMap &map_a, const CUtensorMap &map_b,
   cudaLaunchConfig_t config = {};
   config.blockDim = dim3(384);
   config.dynamicSmemBytes = S::SHARED_BYTES;
-  config.stream = stream;
+  config.stream = g.stream;
   config.attrs = cluster;
   config.numAttrs = 1;
   static std::atomic<int> cached[glc_cached_devices] = {};  // 0: not asked, else clusters + 1
@@ -1091,45 +1069,92 @@ int wgmma_cluster_launch(const CUtensorMap &map_a, const CUtensorMap &map_b,
   }
   if (clusters < 1)
     return glc_fail(cudaErrorNotSupported, "hgemm_wgmma_cluster_kernel(clusters of 2)");
-  const size_t tiles = glc_blocks_to_cover(m, 2 * S::BM) * glc_blocks_to_cover(n, BN);
+  const size_t tiles = glc_blocks_to_cover(g.m, 2 * S::BM) * glc_blocks_to_cover(g.n, BN);
   const size_t grid = tiles < static_cast<size_t>(clusters) ? tiles : static_cast<size_t>(clusters);
   config.gridDim = dim3(static_cast<unsigned>(2 * grid));
   glc_note_launch_if_noting(reinterpret_cast<const void *>(kernel), config.gridDim, config.blockDim,
                             S::SHARED_BYTES);
-  code = cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_c, m, n, k, static_cast<Out *>(c),
-                            vector_c, tma_c);
+  code = cudaLaunchKernelEx(&config, kernel, g.map_a, g.map_b, g.map_c, g.m, g.n, g.k,
+                            static_cast<Out *>(g.c), g.vector_c, g.tma_c);
   return glc_fail(code, name);
 }
 
-// The five (bn, stages) instantiations of rung 5 for one (input, output) type pair.
-template <typename T, typename Out>
-int wgmma_cluster_dispatch(const glc_matmul_tunables &t, const CUtensorMap &map_a,
-                           const CUtensorMap &map_b, const CUtensorMap &map_c, size_t m, size_t n,
-                           size_t k, void *c, int vector_c, int tma_c, cudaStream_t stream) {
+// The five (bn, stages) instantiations of rung R for one (input, output) type pair and layout.
+template <WgmmaRung R, typename T, typename Out, int LAYOUT>
+int wgmma_dispatch(const glc_matmul_tunables &t, const WgmmaArgs &g) {
   switch (t.bn << 8 | t.stages) {
-#define GLC_HGEMM_WGMMA_CLUSTER_CASE(BN, STAGES)                                               \
-  case BN << 8 | STAGES:                                                                       \
-    return wgmma_cluster_launch<T, Out, BN, STAGES>(map_a, map_b, map_c, m, n, k, c, vector_c, \
-                                                    tma_c, stream);
-    GLC_HGEMM_WGMMA_CLUSTER_CASE(128, 3)
-    GLC_HGEMM_WGMMA_CLUSTER_CASE(128, 4)
-    GLC_HGEMM_WGMMA_CLUSTER_CASE(128, 5)
-    GLC_HGEMM_WGMMA_CLUSTER_CASE(256, 3)
-    GLC_HGEMM_WGMMA_CLUSTER_CASE(256, 4)
-#undef GLC_HGEMM_WGMMA_CLUSTER_CASE
+#define GLC_HGEMM_WGMMA_CASE(BN, STAGES)                          \
+  case BN << 8 | STAGES:                                          \
+    if constexpr (R == WgmmaRung::cluster)                        \
+      return wgmma_cluster_launch<T, Out, BN, STAGES, LAYOUT>(g); \
+    else                                                          \
+      return wgmma_launch<T, Out, BN, STAGES, LAYOUT, R == WgmmaRung::ws>(g);
+    GLC_HGEMM_WGMMA_CASE(128, 3)
+    GLC_HGEMM_WGMMA_CASE(128, 4)
+    GLC_HGEMM_WGMMA_CASE(128, 5)
+    GLC_HGEMM_WGMMA_CASE(256, 3)
+    GLC_HGEMM_WGMMA_CASE(256, 4)
+#undef GLC_HGEMM_WGMMA_CASE
     default:
       return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(tunables)");
   }
 }
 
-// The 16-bit rungs' launchers.
-enum class WgmmaRung { plain, ws, cluster };
+// Fills a zero *value with fallback; true when the result is one of the allowed values.
+bool wgmma_resolve_one(int *value, int fallback, int allowed0, int allowed1 = -1,
+                       int allowed2 = -1) {
+  if (*value == 0) *value = fallback;
+  return *value == allowed0 || *value == allowed1 || *value == allowed2;
+}
 
-// Rungs 3, 4 and 5: the checks, A's and B's tensor maps, for rung 5 C's where the TMA can store
-// it (a 16-byte aligned C; its rows are 16-byte multiples since n % 8 == 0), the kernel.
+// C (outer x inner, elements of out_bytes) stored in boxes of 128 bytes (inner) x 64 rows from
+// 128-byte-swizzled shared buffers: rung 5's TMA stores.
+int wgmma_store_map(CUtensorMap *map, int out_dtype, void *base, size_t inner, size_t outer) {
+  const wgmma_encode_tiled encode = wgmma_encoder();
+  if (encode == nullptr) return glc_fail(cudaErrorNotSupported, "cuTensorMapEncodeTiled");
+  const size_t bytes = out_dtype == GLC_F32 ? 4 : 2;
+  const cuuint64_t dims[2] = {inner, outer}, strides[1] = {inner * bytes};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / bytes), 64}, element_strides[2] = {1, 1};
+  const CUtensorMapDataType type = out_dtype == GLC_F32    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                   : out_dtype == GLC_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const CUresult result =
+      encode(map, type, 2, base, dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return result == CUDA_SUCCESS ? cudaSuccess
+                                : glc_fail(cudaErrorInvalidValue, "cuTensorMapEncodeTiled(C)");
+}
+
+// How C is stored: two adjacent results at once where n is even and every row of C starts
+// aligned to two elements; rung 5 by the TMA where C is 16-byte aligned and its rows 16-byte
+// multiples, its store map then in g.map_c.
+int wgmma_c_store(WgmmaArgs *g, WgmmaRung rung, int out_dtype) {
+  const size_t out_bytes = out_dtype == GLC_F32 ? 4 : 2;
+  g->vector_c = g->n % 2 == 0 && glc_all_aligned(2 * out_bytes, g->c) ? 1 : 0;
+  g->map_c = CUtensorMap{};
+  g->tma_c = rung == WgmmaRung::cluster && glc_all_aligned(16, g->c) && g->n * out_bytes % 16 == 0;
+  return g->tma_c ? wgmma_store_map(&g->map_c, out_dtype, g->c, g->n, g->m) : cudaSuccess;
+}
+
+// Rung R's kernels on 16-bit operands lying as LAYOUT says: the (input, output) type pair.
+template <WgmmaRung R, int LAYOUT>
+int wgmma_types(const glc_matmul_tunables &t, int dtype, int out_dtype, const WgmmaArgs &g) {
+  const bool to_f32 = out_dtype == GLC_F32;
+  if (dtype == GLC_F16)
+    return to_f32 ? wgmma_dispatch<R, __half, float, LAYOUT>(t, g)
+                  : wgmma_dispatch<R, __half, __half, LAYOUT>(t, g);
+  return to_f32 ? wgmma_dispatch<R, __nv_bfloat16, float, LAYOUT>(t, g)
+                : wgmma_dispatch<R, __nv_bfloat16, __nv_bfloat16, LAYOUT>(t, g);
+}
+
+constexpr int wgmma_layouts = GLC_MATMUL_A_T | GLC_MATMUL_B_T;  // the layout bits there are
+
+// Rungs 3, 4 and 5: the checks, A's and B's tensor maps (as the layout has them), for rung 5
+// C's where the TMA can store it, the kernel.
 template <WgmmaRung R>
-int wgmma_gemm(const glc_matmul_tunables *tunables, int dtype, int out_dtype, size_t m, size_t n,
-               size_t k, const void *a, const void *b, void *c, glc_stream stream) {
+int wgmma_gemm(const glc_matmul_tunables *tunables, int dtype, int out_dtype, int layout, size_t m,
+               size_t n, size_t k, const void *a, const void *b, void *c, glc_stream stream) {
   glc_matmul_tunables t;
   int code = glc_hgemm_wgmma_resolve(tunables, &t);
   if (code) return code;
@@ -1137,6 +1162,7 @@ int wgmma_gemm(const glc_matmul_tunables *tunables, int dtype, int out_dtype, si
     return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(dtype)");
   if (out_dtype != dtype && out_dtype != GLC_F32)
     return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(out_dtype)");
+  if (layout & ~wgmma_layouts) return glc_fail(cudaErrorInvalidValue, "glc_hgemm_wgmma(layout)");
   if (m == 0 || n == 0) return cudaSuccess;
   const size_t out_bytes = out_dtype == GLC_F32 ? 4 : 2;
   if (m > SIZE_MAX / n / out_bytes)
@@ -1157,45 +1183,114 @@ int wgmma_gemm(const glc_matmul_tunables *tunables, int dtype, int out_dtype, si
                                 : "hgemm_wgmma_kernel(sm_90a build, compute capability 9.0)");
   // The tensor maps: 16-byte aligned bases and row strides; int32 TMA coordinates (a tile's
   // origin plus its box stays below 2^31).
-  if (!glc_hgemm_tma_describes(0, m, n, k, a, b))
+  if (!glc_hgemm_tma_describes(layout, m, n, k, a, b))
     return glc_fail(cudaErrorNotSupported,
-                    "glc_hgemm_wgmma(k % 8, n % 8, 16-byte aligned A and B)");
+                    "glc_hgemm_wgmma(A's and B's rows % 8, 16-byte aligned A and B)");
   constexpr size_t coordinate_limit = INT_MAX - 512;
   if (m > coordinate_limit || n > coordinate_limit || k > coordinate_limit)
     return glc_fail(cudaErrorNotSupported, "glc_hgemm_wgmma(m, n, k < 2^31)");
-  CUtensorMap map_a, map_b;
-  code = wgmma_tensor_map(&map_a, dtype, a, k, m, 128, "cuTensorMapEncodeTiled(A)");
+  WgmmaArgs g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.c = c;
+  g.stream = s;
+  // A: 128 rows (m) a box; A^T (k x m): 64 rows (k) of 64 columns (m), a box a warpgroup. B: 64
+  // rows (k) of 64 columns (n); B^T (n x k): bn rows (n), bn / 2 for rung 5's halves.
+  code = layout & GLC_MATMUL_A_T
+             ? wgmma_tensor_map(&g.map_a, dtype, a, m, k, 64, "cuTensorMapEncodeTiled(A^T)")
+             : wgmma_tensor_map(&g.map_a, dtype, a, k, m, 128, "cuTensorMapEncodeTiled(A)");
   if (code) return code;
-  code = wgmma_tensor_map(&map_b, dtype, b, n, k, 64, "cuTensorMapEncodeTiled(B)");
+  const unsigned bt_rows = static_cast<unsigned>(R == WgmmaRung::cluster ? t.bn / 2 : t.bn);
+  code = layout & GLC_MATMUL_B_T
+             ? wgmma_tensor_map(&g.map_b, dtype, b, k, n, bt_rows, "cuTensorMapEncodeTiled(B^T)")
+             : wgmma_tensor_map(&g.map_b, dtype, b, n, k, 64, "cuTensorMapEncodeTiled(B)");
   if (code) return code;
-  const int vector_c = glc_all_aligned(2 * out_bytes, c) ? 1 : 0;  // n is even
-  const bool to_f32 = out_dtype == GLC_F32;
-  if constexpr (R == WgmmaRung::cluster) {
-    CUtensorMap map_c = {};
-    const int tma_c = glc_all_aligned(16, c) ? 1 : 0;
-    if (tma_c) {
-      code = wgmma_store_map(&map_c, out_dtype, c, n, m);
-      if (code) return code;
-    }
-    if (dtype == GLC_F16)
-      return to_f32 ? wgmma_cluster_dispatch<__half, float>(t, map_a, map_b, map_c, m, n, k, c,
-                                                            vector_c, tma_c, s)
-                    : wgmma_cluster_dispatch<__half, __half>(t, map_a, map_b, map_c, m, n, k, c,
-                                                             vector_c, tma_c, s);
-    return to_f32 ? wgmma_cluster_dispatch<__nv_bfloat16, float>(t, map_a, map_b, map_c, m, n, k, c,
-                                                                 vector_c, tma_c, s)
-                  : wgmma_cluster_dispatch<__nv_bfloat16, __nv_bfloat16>(
-                        t, map_a, map_b, map_c, m, n, k, c, vector_c, tma_c, s);
-  } else {
-    constexpr bool WS = R == WgmmaRung::ws;
-    if (dtype == GLC_F16)
-      return to_f32 ? wgmma_dispatch<__half, float, WS>(t, map_a, map_b, m, n, k, c, vector_c, s)
-                    : wgmma_dispatch<__half, __half, WS>(t, map_a, map_b, m, n, k, c, vector_c, s);
-    return to_f32
-               ? wgmma_dispatch<__nv_bfloat16, float, WS>(t, map_a, map_b, m, n, k, c, vector_c, s)
-               : wgmma_dispatch<__nv_bfloat16, __nv_bfloat16, WS>(t, map_a, map_b, m, n, k, c,
-                                                                  vector_c, s);
+  code = wgmma_c_store(&g, R, out_dtype);
+  if (code) return code;
+  switch (layout) {
+    case 0:
+      return wgmma_types<R, 0>(t, dtype, out_dtype, g);
+    case GLC_MATMUL_A_T:
+      return wgmma_types<R, GLC_MATMUL_A_T>(t, dtype, out_dtype, g);
+    case GLC_MATMUL_B_T:
+      return wgmma_types<R, GLC_MATMUL_B_T>(t, dtype, out_dtype, g);
+    default:
+      return wgmma_types<R, GLC_MATMUL_A_T | GLC_MATMUL_B_T>(t, dtype, out_dtype, g);
   }
+}
+
+// The TF32 launchers (R: ws for glc_sgemm_wgmma_tf32, cluster for glc_sgemm_wgmma_tf32_cluster):
+// the checks, A and B^T as the float kernels take them (given, else transposed into workspaces),
+// the tensor maps, the kernel.
+template <WgmmaRung R>
+int wgmma_tf32_gemm(const glc_matmul_tunables *tunables, int layout, size_t m, size_t n, size_t k,
+                    const float *a, const float *b, float *c, glc_stream stream) {
+  constexpr bool CLUSTER = R == WgmmaRung::cluster;
+  // the entry's name and what failed, a string literal either way
+#define GLC_TF32_CALL(what) \
+  (CLUSTER ? "glc_sgemm_wgmma_tf32_cluster" what : "glc_sgemm_wgmma_tf32" what)
+  glc_matmul_tunables t;
+  int code = glc_hgemm_wgmma_resolve(tunables, &t);
+  if (code) return code;
+  if (layout & ~wgmma_layouts) return glc_fail(cudaErrorInvalidValue, GLC_TF32_CALL("(layout)"));
+  if (m == 0 || n == 0) return cudaSuccess;
+  constexpr size_t f = sizeof(float);
+  if (m > SIZE_MAX / n / f || (k && (n > SIZE_MAX / k / f || m > SIZE_MAX / k / f)))
+    return glc_fail(cudaErrorInvalidValue, GLC_TF32_CALL("(sizes)"));
+  if (!glc_all_aligned(f, c) || (k && !glc_all_aligned(f, a, b)))
+    return glc_fail(cudaErrorInvalidValue, GLC_TF32_CALL("(alignment)"));
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  // k == 0: an empty sum, C = 0, with no kernel
+  if (k == 0) return glc_memset_async(c, 0, m * n * f, stream);
+  bool supported = false;
+  code = wgmma_supported(&supported);
+  if (code) return code;
+  if (!supported)
+    return glc_fail(cudaErrorNotSupported,
+                    CLUSTER ? "hgemm_wgmma_cluster_kernel(sm_90a build, compute capability 9.0)"
+                            : "hgemm_wgmma_ws_kernel(sm_90a build, compute capability 9.0)");
+  if (!glc_sgemm_tma_describes(layout, k, a, b))
+    return glc_fail(
+        cudaErrorNotSupported,
+        GLC_TF32_CALL("(k % 4, k <= 4194240, 16-byte aligned A and B^T read in place)"));
+  constexpr size_t coordinate_limit = INT_MAX - 512;
+  if (m > coordinate_limit || n > coordinate_limit || k > coordinate_limit)
+    return glc_fail(cudaErrorNotSupported, GLC_TF32_CALL("(m, n, k < 2^31)"));
+#undef GLC_TF32_CALL
+  // A (m x k) and B^T (n x k), row-major (K-major, as wgmma takes 32-bit operands): given, or
+  // written by the transpose's best rung into workspaces from the stream-ordered pool, whose
+  // rows are k floats (16-byte multiples since k % 4 == 0) and whose blocks are aligned; their
+  // destructors free them on the stream, after the kernel that reads them.
+  WgmmaArgs g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.c = c;
+  g.stream = s;
+  CUtensorMap &map_a = g.map_a, &map_b = g.map_b;
+  // B^T's boxes: bn rows (n), bn / 2 for rung 5's halves
+  const unsigned bt_rows = static_cast<unsigned>(CLUSTER ? t.bn / 2 : t.bn);
+  GlcDeviceBuffer at, bt;
+  const float *a_k = a;
+  if (layout & GLC_MATMUL_A_T) {  // A from A^T
+    GLC_TRY(code, at.allocate(m * k * f, s));
+    GLC_TRY(code, glc_transpose(GLC_TRANSPOSE_WIDE, 0, f, k, m, a, at.ptr, stream));
+    a_k = at.as<float>();
+  }
+  GLC_TRY(code, wgmma_tensor_map(&map_a, GLC_F32, a_k, k, m, 128, "cuTensorMapEncodeTiled(A)"));
+  if (layout & GLC_MATMUL_B_T) {
+    GLC_TRY(code,
+            wgmma_tensor_map(&map_b, GLC_F32, b, k, n, bt_rows, "cuTensorMapEncodeTiled(B^T)"));
+  } else {  // B^T from B
+    GLC_TRY(code, bt.allocate(n * k * f, s));
+    GLC_TRY(code, wgmma_tensor_map(&map_b, GLC_F32, bt.ptr, k, n, bt_rows,
+                                   "cuTensorMapEncodeTiled(B^T)"));
+    GLC_TRY(code, glc_transpose(GLC_TRANSPOSE_WIDE, 0, f, k, n, b, bt.ptr, stream));
+  }
+  GLC_TRY(code, wgmma_c_store(&g, R, GLC_F32));
+  GLC_TRY(code, (wgmma_dispatch<R, float, float, wgmma_tf32_layout>(t, g)));
+  return code;
 }
 
 }  // namespace
@@ -1218,27 +1313,30 @@ extern "C" int glc_hgemm_wgmma_resolve(const glc_matmul_tunables *in, glc_matmul
 extern "C" int glc_hgemm_wgmma(const glc_matmul_tunables *tunables, int dtype, int out_dtype,
                                int layout, size_t m, size_t n, size_t k, const void *a,
                                const void *b, void *c, glc_stream stream) {
-  if (layout != 0) return glc_fail(cudaErrorNotSupported, "glc_hgemm_wgmma(layout)");
-  return wgmma_gemm<WgmmaRung::plain>(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
+  return wgmma_gemm<WgmmaRung::plain>(tunables, dtype, out_dtype, layout, m, n, k, a, b, c, stream);
 }
 
 extern "C" int glc_hgemm_wgmma_ws(const glc_matmul_tunables *tunables, int dtype, int out_dtype,
                                   int layout, size_t m, size_t n, size_t k, const void *a,
                                   const void *b, void *c, glc_stream stream) {
-  if (layout != 0) return glc_fail(cudaErrorNotSupported, "glc_hgemm_wgmma(layout)");
-  return wgmma_gemm<WgmmaRung::ws>(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
-}
-
-extern "C" int glc_sgemm_wgmma_tf32(const glc_matmul_tunables *tunables, int layout, size_t m,
-                                    size_t n, size_t k, const float *a, const float *b, float *c,
-                                    glc_stream stream) {
-  if (layout != 0) return glc_fail(cudaErrorNotSupported, "glc_sgemm_wgmma_tf32(layout)");
-  return wgmma_tf32_gemm(tunables, m, n, k, a, b, c, stream);
+  return wgmma_gemm<WgmmaRung::ws>(tunables, dtype, out_dtype, layout, m, n, k, a, b, c, stream);
 }
 
 extern "C" int glc_hgemm_wgmma_cluster(const glc_matmul_tunables *tunables, int dtype,
                                        int out_dtype, int layout, size_t m, size_t n, size_t k,
                                        const void *a, const void *b, void *c, glc_stream stream) {
-  if (layout != 0) return glc_fail(cudaErrorNotSupported, "glc_hgemm_wgmma(layout)");
-  return wgmma_gemm<WgmmaRung::cluster>(tunables, dtype, out_dtype, m, n, k, a, b, c, stream);
+  return wgmma_gemm<WgmmaRung::cluster>(tunables, dtype, out_dtype, layout, m, n, k, a, b, c,
+                                        stream);
+}
+
+extern "C" int glc_sgemm_wgmma_tf32(const glc_matmul_tunables *tunables, int layout, size_t m,
+                                    size_t n, size_t k, const float *a, const float *b, float *c,
+                                    glc_stream stream) {
+  return wgmma_tf32_gemm<WgmmaRung::ws>(tunables, layout, m, n, k, a, b, c, stream);
+}
+
+extern "C" int glc_sgemm_wgmma_tf32_cluster(const glc_matmul_tunables *tunables, int layout,
+                                            size_t m, size_t n, size_t k, const float *a,
+                                            const float *b, float *c, glc_stream stream) {
+  return wgmma_tf32_gemm<WgmmaRung::cluster>(tunables, layout, m, n, k, a, b, c, stream);
 }

@@ -1,20 +1,22 @@
 /* The half-precision GEMM ladder's Hopper rungs (cuda/linalg/hgemm_wgmma.cu): C = A B on the
  * tensor cores through wgmma.mma_async, with A and B loaded by the TMA into 128-byte-swizzled
- * shared stages, as glc_hgemm's dispatch calls them. Rung 3 (glc_hgemm_wgmma): two warpgroups
- * that both issue wgmma, one thread of them the TMA loads, a block barrier a k slice. Rung 4
- * (glc_hgemm_wgmma_ws): warp-specialized (a producer warpgroup, two consumer warpgroups, full
- * and empty mbarriers a stage) and persistent over the tiles. Returns a CUDA error code, as
- * cuda/core/gpulab_core.h says.
+ * shared stages, as glc_hgemm's dispatch calls them. A and B are read in place whichever way
+ * they lie (glc_matmul_layout: wgmma reads 16-bit operands K- or MN-major). Rung 3
+ * (glc_hgemm_wgmma): two warpgroups that both issue wgmma, one thread of them the TMA loads, a
+ * block barrier a k slice. Rung 4 (glc_hgemm_wgmma_ws): warp-specialized (a producer warpgroup, two
+ * consumer warpgroups, full and empty mbarriers a stage) and persistent over the tiles. Returns a
+ * CUDA error code, as cuda/core/gpulab_core.h says.
  *
  * Both need a device of compute capability 9.0 and this file's sm_90a build; elsewhere they
  * return cudaErrorNotSupported. They also return cudaErrorNotSupported, naming
- * "glc_hgemm_wgmma(k % 8, n % 8, 16-byte aligned A and B)", where the TMA cannot describe the
- * operands (glc_hgemm_tma_describes): the dispatch asks that first and runs the mma.sync rung
+ * "glc_hgemm_wgmma(A's and B's rows % 8, 16-byte aligned A and B)", where the TMA cannot describe
+ * the operands (glc_hgemm_tma_describes): the dispatch asks that first and runs the mma.sync rung
  * (glc_hgemm_mma, any shape) instead.
  *
- * The same file runs matmul's float32 rung `tf32` (glc_sgemm_wgmma_tf32, issue 34's rung 6):
- * rung 4's kernel on float operands rounded to TF32 by the tensor cores, glc_matmul's dispatch
- * calling it; where it cannot run A as it lies, that dispatch runs tf32_wmma's kernel. */
+ * The same file runs matmul's float32 rungs `tf32` (glc_sgemm_wgmma_tf32, issue 34's rung 6) and
+ * `tf32_cluster` (glc_sgemm_wgmma_tf32_cluster): rung 4's and rung 5's kernels on float
+ * operands rounded to TF32 by the tensor cores, glc_matmul's dispatch calling them; where they
+ * cannot run, that dispatch runs tf32_wmma's kernel. */
 #ifndef GPULAB_CUDA_LINALG_HGEMM_WGMMA_H
 #define GPULAB_CUDA_LINALG_HGEMM_WGMMA_H
 
@@ -73,9 +75,9 @@ GLC_API int glc_hgemm_wgmma_resolve(const glc_matmul_tunables *in, glc_matmul_tu
  * (glc_matmul_layout bits: each row-major, or given as its transpose's storage, read in place);
  * A and B both GLC_F16 or both GLC_BF16,
  * FP32 accumulation, C stored as out_dtype (dtype or GLC_F32). t: the tunables (null or zeros:
- * defaults). m or n == 0 launches nothing, k == 0 gives zeros; otherwise k % 8 == 0, n % 8 == 0
- * and 16-byte aligned A and B (any m; m, n and k tails need no multiple of the tile), else
- * cudaErrorNotSupported (see above; the rows are those of glc_hgemm_tma_describes). */
+ * defaults). m or n == 0 launches nothing, k == 0 gives zeros; otherwise A's rows (k elements,
+ * or m for A^T) and B's (n, or k for B^T) a multiple of 8 and 16-byte aligned A and B (m, n and
+ * k tails need no multiple of the tile), else cudaErrorNotSupported (see above). */
 GLC_API int glc_hgemm_wgmma(const glc_matmul_tunables *t, int dtype, int out_dtype, int layout,
                             size_t m, size_t n, size_t k, const void *a, const void *b, void *c,
                             glc_stream stream);
@@ -84,27 +86,37 @@ GLC_API int glc_hgemm_wgmma_ws(const glc_matmul_tunables *t, int dtype, int out_
                                glc_stream stream);
 /* Rung 5 (glc_hgemm_wgmma_cluster): rung 4's warp specialization in clusters of two blocks along
  * m that share B's tile through TMA multicast, persistent over 256 x bn cluster tiles in the
- * grouped order, C stored through shared memory by the TMA (where C is 16-byte aligned; else
- * from registers). The same tunables and shape rule; cudaErrorNotSupported, naming
+ * grouped order, C stored through shared memory by the TMA (where C and its rows are 16-byte
+ * aligned; else from registers). The same tunables and shape rule; cudaErrorNotSupported, naming
  * "hgemm_wgmma_cluster_kernel(clusters of 2)", where the device places no cluster of two. */
 GLC_API int glc_hgemm_wgmma_cluster(const glc_matmul_tunables *t, int dtype, int out_dtype,
                                     int layout, size_t m, size_t n, size_t k, const void *a,
                                     const void *b, void *c, glc_stream stream);
 
-/* C[m x n] = A[m x k] B[k x n] for row-major, contiguous float32 A, B and C on rung 4's kernel
- * (hgemm_wgmma_ws_kernel, float operands) through wgmma.m64nNk8.f32.tf32.tf32: the tensor cores
- * read each float's top 19 bits (TF32: 10 mantissa bits, the rest ignored: truncation), FP32
- * accumulation. wgmma takes 32-bit operands K-major only, so B is first transposed (one read
- * and one write of B) into a workspace from the stream-ordered pool, freed on the stream after
- * the kernel. t: the tunables of glc_hgemm_wgmma_resolve (bn 128 or 256, stages 3-5, not 5 at
- * bn = 256; the stage bytes are the halves' own: 32 floats of k a 128-byte row). m or n == 0
- * launches nothing, k == 0 gives zeros; otherwise it needs glc_sgemm_tma_describes(k, a) (any
- * m and n, any alignment of B), else cudaErrorNotSupported naming "glc_sgemm_wgmma_tf32(k % 4,
- * k <= 4194240, 16-byte aligned A)": glc_matmul's dispatch asks first and runs the tf32_wmma
- * rung for those. Needs compute capability 9.0 and this file's sm_90a build, as above. */
+/* C[m x n] = A[m x k] B[k x n] for contiguous float32 A, B and C (row-major; A and B lying as
+ * layout says) on rung 4's kernel (hgemm_wgmma_ws_kernel, float operands) through
+ * wgmma.m64nNk8.f32.tf32.tf32: the tensor cores read each float's top 19 bits (TF32: 10
+ * mantissa bits, the rest ignored: truncation), FP32 accumulation. wgmma takes 32-bit operands
+ * K-major only, so B as it lies and A given as A^T are first transposed (one read and one write
+ * of each) into workspaces from the stream-ordered pool, freed on the stream after the kernel;
+ * A as it lies and B given as B^T are read in place. t: the tunables of glc_hgemm_wgmma_resolve
+ * (bn 128 or 256, stages 3-5, not 5 at bn = 256; the stage bytes are the halves' own: 32 floats
+ * of k a 128-byte row). m or n == 0 launches nothing, k == 0 gives zeros; otherwise it needs
+ * glc_sgemm_tma_describes(layout, k, a, b) (any m and n), else cudaErrorNotSupported naming
+ * "glc_sgemm_wgmma_tf32(k % 4, k <= 4194240, 16-byte aligned A and B^T read in place)":
+ * glc_matmul's dispatch asks first and runs the tf32_wmma rung for those. Needs compute
+ * capability 9.0 and this file's sm_90a build, as above. */
 GLC_API int glc_sgemm_wgmma_tf32(const glc_matmul_tunables *t, int layout, size_t m, size_t n,
                                  size_t k, const float *a, const float *b, float *c,
                                  glc_stream stream);
+/* The same on rung 5's kernel (hgemm_wgmma_cluster_kernel, float operands): clusters of two
+ * blocks sharing B^T's tile by multicast, C stored by the TMA where it is 16-byte aligned and
+ * n % 4 == 0. The same tunables, checks, workspaces and errors (named
+ * "glc_sgemm_wgmma_tf32_cluster(...)"), and "hgemm_wgmma_cluster_kernel(clusters of 2)" as
+ * rung 5's. */
+GLC_API int glc_sgemm_wgmma_tf32_cluster(const glc_matmul_tunables *t, int layout, size_t m,
+                                         size_t n, size_t k, const float *a, const float *b,
+                                         float *c, glc_stream stream);
 
 #ifdef __cplusplus
 }

@@ -327,6 +327,15 @@ PLANTS: List[Plant] = [
           after="    hgemm_wgmma_cluster_kernel(",
           find="const int j = 2 * i + static_cast<int>(rank);", replace="const int j = 2 * i;",
           tool="result", driver=("linalg.py", "--only", "matmul:20", "--inputs", "device")),
+    # The same on the cluster kernel's K-major B (the TF32 instantiation's, which loads B^T's
+    # box of bn rows as two halves of bn / 2): both producers multicast the first half, the
+    # second half of every B stage is never written. The driver's result check sees it wherever
+    # a tile's n passes bn / 2 (n = 128 at bn = 128).
+    Plant("linalg-tf32-cluster-multicast-one-half", "linalg",
+          "both blocks of a TF32 cluster multicasting the same half of B^T",
+          "cuda/linalg/hgemm_wgmma.cu", after="    hgemm_wgmma_cluster_kernel(",
+          find="const int half = static_cast<int>(rank);", replace="const int half = 0;",
+          tool="result", driver=("linalg.py", "--only", "matmul:21", "--inputs", "device")),
     # S3's thread-per-row SpMV walking one nonzero too far: the last stored row reads indices and
     # data one past their end (other rows read their neighbour's first entry, in bounds).
     Plant("sparse-row-one-past", "sparse", "read one past the end of a CSR row",

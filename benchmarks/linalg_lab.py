@@ -34,6 +34,10 @@ the D2D copy; the best hand-written matvec >= 1.0x cuBLAS SGEMV at 16384^2.
     python benchmarks/linalg_lab.py --half         # only the tensor-core ladder and the odd
                                                    # shapes (about a minute on an H200), saved
                                                    # as linalg_half.json
+    python benchmarks/linalg_lab.py --layouts      # transposed views (A.T, B.T) at 4096^3:
+                                                   # the user's call on torch tensors against
+                                                   # torch.matmul on the same views, saved as
+                                                   # linalg_layouts.json
 """
 
 import argparse
@@ -534,36 +538,101 @@ def sgemm_grid_only(repeat, sizes):
 
 # The TF32 rows of the FP32 ladder: its two TF32 rungs beside cuBLAS with TF32 on (their
 # reference) and off.
-TF32_ROWS = ("cublas", "tf32_wmma", "tf32", "cublas_tf32")
+TF32_ROWS = ("cublas", "tf32_wmma", "tf32", "tf32_cluster", "cublas_tf32")
 
 
 def tf32_only(repeat, sizes):
     """The TF32 rungs alone at 4096^3 and 8192^3 (the FP32 ladder's rows, frac_cublas against
-    cublas_tf32), then tf32's every (bn, stages) at each size, each after HALF_REST_S of rest,
+    cublas_tf32), then tf32's and tf32_cluster's every (bn, stages) at each size, each after HALF_REST_S of rest,
     saved as linalg_tf32.json."""
     matmul = matmul_ladder(sizes, repeat, only=TF32_ROWS, rest_s=HALF_REST_S)
     print(gl.Table([{"m": r["m"], "variant": r["variant"], "median_ms": r["median_ms"],
                      "tflops": r["gflops"] / 1e3, "frac_cublas": r["frac_cublas"]}
                     for r in matmul]))
     rng = np.random.default_rng(8)
-    v = next(v for v in cuda_variants("matmul") if v.name == "tf32")
     grid = []
     for s in sizes:
         A = gl.to_device(rng.standard_normal((s, s)).astype(np.float32))
         B = gl.to_device(rng.standard_normal((s, s)).astype(np.float32))
         ref = next(r for r in matmul if r["m"] == s and r["variant"] == "cublas_tf32")
-        for kw in configurations(v):
-            time.sleep(HALF_REST_S)
-            r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=GRID_REPEAT, **kw)
-            out = row(r, m=s, n=s, k=s, config=kw)
-            out["frac_cublas"] = ref["median_ms"] / r.median_ms
-            grid.append(out)
-    print(gl.Table([{"m": r["m"], "config": label(r["config"]), "median_ms": r["median_ms"],
+        for v in cuda_variants("matmul"):
+            if v.name not in ("tf32", "tf32_cluster"):
+                continue
+            for kw in configurations(v):
+                time.sleep(HALF_REST_S)
+                r = gl.bench(gl.matmul, A, B, variant=v.id, repeat=GRID_REPEAT, **kw)
+                out = row(r, m=s, n=s, k=s, config=kw)
+                out["frac_cublas"] = ref["median_ms"] / r.median_ms
+                grid.append(out)
+    print(gl.Table([{"m": r["m"], "variant": r["variant"], "config": label(r["config"]),
+                     "median_ms": r["median_ms"],
                      "tflops": r["gflops"] / 1e3, "frac_cublas": r["frac_cublas"]}
                     for r in grid]))
     save("linalg_tf32", {"repeat": repeat, "grid_repeat": GRID_REPEAT, "sizes": sizes,
                          "rest_s": HALF_REST_S},
          {"matmul": matmul, "tf32_grid": grid})
+
+# The four ways A and B can lie: each C-contiguous, or a transposed view (x.T of a C-contiguous
+# (cols, rows) tensor), as users pass them.
+LAYOUTS = {"A B": (False, False), "A.T B": (True, False), "A B.T": (False, True),
+           "A.T B.T": (True, True)}
+# What --layouts times on each dtype: the default call (variant None), the tensor-core rungs
+# that read transposed operands in place, and cuBLAS(Lt) given the transposes as its op flags.
+LAYOUT_VARIANTS = {"float16": (None, "wgmma_cluster", "wgmma_ws", "cublaslt"),
+                   "float32": ("tf32", "tf32_cluster", "cublas_tf32")}
+
+
+def layout_view(torch, rng, rows, cols, transposed, dtype):
+    """A rows x cols torch matrix on the GPU: C-contiguous, or the .T view of a (cols, rows) one."""
+    shape = (cols, rows) if transposed else (rows, cols)
+    t = torch.from_numpy(rng.standard_normal(shape).astype(np.float32)).cuda().to(dtype)
+    return t.T if transposed else t
+
+
+def layouts_only(repeat, s):
+    """--layouts: gl.matmul on transposed views of torch tensors at s^3 for each layout, against
+    torch.matmul on the same views (float32 with TF32 allowed, against the TF32 rungs), each C
+    first checked against a float64 product; saved as linalg_layouts.json."""
+    import torch
+    rng = np.random.default_rng(9)
+    rows = []
+    names = {v.name for v in cuda_variants("matmul", "float16")} | {
+        v.name for v in cuda_variants("matmul")}
+    for dtype_name, variants in LAYOUT_VARIANTS.items():
+        dtype = getattr(torch, dtype_name)
+        for layout, (a_t, b_t) in LAYOUTS.items():
+            A = layout_view(torch, rng, s, s, a_t, dtype)
+            B = layout_view(torch, rng, s, s, b_t, dtype)
+            C64 = torch.matmul(A.double(), B.double())
+            scale = C64.abs().max().item()
+            torch.backends.cuda.matmul.allow_tf32 = dtype_name == "float32"
+            time.sleep(HALF_REST_S)
+            peer = gl.bench(lambda: torch.matmul(A, B), repeat=repeat, budget_s=float("inf"),
+                            flush_l2=False)
+            for name in variants:
+                if name is not None and name not in names:
+                    continue
+                C = gl.matmul(A, B, variant=name)
+                error = (torch.from_dlpack(C).double() - C64).abs().max().item() / scale
+                time.sleep(HALF_REST_S)
+                r = gl.bench(gl.matmul, A, B, variant=name, repeat=repeat, flush_l2=False)
+                rows.append({"dtype": dtype_name, "layout": layout, "m": s, "n": s, "k": s,
+                             "variant": name or f"default ({r.variant_name})",
+                             "median_ms": r.median_ms, "tflops": 2 * s ** 3 / r.median_ms / 1e9,
+                             "torch_ms": peer.median_ms,
+                             "over_torch": peer.median_ms / r.median_ms,
+                             "max_error_over_max_c": error,
+                             "kernels": kernels_launched(lambda: gl.matmul(A, B, variant=name))})
+    print(gl.Table([{k: v for k, v in r.items() if k not in ("m", "n", "k")} for r in rows]))
+    bad = [f"{r['dtype']} {r['layout']} {r['variant']}" for r in rows
+           if not r["max_error_over_max_c"] < 1e-2]
+    save("linalg_layouts", {"repeat": repeat, "size": s, "rest_s": HALF_REST_S,
+                            "flush_l2": False, "layouts": list(LAYOUTS),
+                            "peer": "torch.matmul on the same views (allow_tf32 on for float32)",
+                            "error": "max |C - C64| / max |C64| against torch's float64 product"},
+         {"layouts": rows, "wrong": bad})
+    if bad:
+        sys.exit(f"wrong results: {', '.join(bad)}")
 
 
 def main():
@@ -579,6 +648,10 @@ def main():
                         help="only the TF32 rows (cublas, tf32_wmma, tf32, cublas_tf32) and "
                              "tf32's (bn, stages) grid at 4096^3 and 8192^3, saved as "
                              "linalg_tf32.json")
+    parser.add_argument("--layouts", action="store_true",
+                        help="only transposed views (A.T, B.T) of torch tensors at 4096^3: the "
+                             "default call, the tensor-core rungs that read them in place and "
+                             "cuBLAS, against torch.matmul, saved as linalg_layouts.json")
     parser.add_argument("--sgemm-grid", action="store_true",
                         help="only cuBLAS, double_buffered and the top rung's full grid at 4096^3 "
                              "and 8192^3, saved as linalg_sgemm_grid.json")
@@ -590,6 +663,8 @@ def main():
         return tf32_only(args.repeat, [512] if args.quick else [4096, 8192])
     if args.half:
         return half_only(args.repeat, args.quick)
+    if args.layouts:
+        return layouts_only(args.repeat, 512 if args.quick else 4096)
     quick = args.quick
     settings = {"repeat": args.repeat, "grid_repeat": GRID_REPEAT, "top_rung": TOP_RUNG,
                 "matvec_n": 2048 if quick else 16384,

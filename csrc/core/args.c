@@ -106,6 +106,12 @@ int gl_check_ndim(int ndim, int want, const char *argname) {
 }
 
 int gl_check_host_array(PyObject *obj, const char *argname, int ndim, int writeable) {
+  return gl_check_host_operand(obj, argname, ndim, writeable, 0, NULL);
+}
+
+int gl_check_host_operand(PyObject *obj, const char *argname, int ndim, int writeable,
+                          int transposable, int *transposed) {
+  if (transposed) *transposed = 0;
   if (!PyArray_Check(obj)) {
     PyErr_Format(PyExc_TypeError, "%s must be a NumPy array or a device array, not %s", argname,
                  Py_TYPE(obj)->tp_name);
@@ -113,10 +119,19 @@ int gl_check_host_array(PyObject *obj, const char *argname, int ndim, int writea
   }
   PyArrayObject *a = (PyArrayObject *)obj;
   if (gl_check_ndim(PyArray_NDIM(a), ndim, argname) < 0) return -1;
-  if (!PyArray_IS_C_CONTIGUOUS(a)) {
-    PyErr_Format(PyExc_ValueError,
-                 "%s must be C-contiguous; pass numpy.ascontiguousarray(%s) to copy it", argname,
-                 argname);
+  if (transposable && PyArray_NDIM(a) == 2 && !PyArray_IS_C_CONTIGUOUS(a) &&
+      PyArray_IS_F_CONTIGUOUS(a)) {
+    *transposed = 1;
+  } else if (!PyArray_IS_C_CONTIGUOUS(a)) {
+    if (transposable)
+      PyErr_Format(PyExc_ValueError,
+                   "%s must be C-contiguous, or F-contiguous (a transposed view such as x.T); "
+                   "pass numpy.ascontiguousarray(%s) to copy it",
+                   argname, argname);
+    else
+      PyErr_Format(PyExc_ValueError,
+                   "%s must be C-contiguous; pass numpy.ascontiguousarray(%s) to copy it", argname,
+                   argname);
     return -1;
   }
   if (writeable && !PyArray_ISWRITEABLE(a)) {

@@ -23,6 +23,13 @@ int gl_bfloat16_typenum(void);
 /* Checks a NumPy array argument; messages name the argument. ndim -1: any. Returns 0 or -1 with
  * an error. */
 int gl_check_host_array(PyObject *obj, const char *argname, int ndim, int writeable);
+/* gl_check_host_array for an operand that may also be given transposed: with transposable set, a
+ * 2-D array that is F-contiguous but not C-contiguous (x.T of a C-contiguous x: strides
+ * (itemsize, shape[0] itemsize)) is taken too, and *transposed says so (0 for a C-contiguous
+ * one; an array of both, with a dimension of 1 or empty, counts as C-contiguous). Any other
+ * layout is refused as gl_check_host_array refuses it. */
+int gl_check_host_operand(PyObject *obj, const char *argname, int ndim, int writeable,
+                          int transposable, int *transposed);
 /* Raises ValueError when a and b differ in shape; names both arguments. */
 int gl_check_same_shape(int ndim_a, const Py_ssize_t *shape_a, int ndim_b,
                         const Py_ssize_t *shape_b, const char *name_a, const char *name_b);

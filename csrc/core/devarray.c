@@ -91,10 +91,29 @@ int gl_devarray_is_c_contiguous(const gl_DeviceArrayObject *a) {
   return 1;
 }
 
+int gl_devarray_is_transposed(const gl_DeviceArrayObject *a) {
+  if (a->ndim != 2 || gl_devarray_is_c_contiguous(a)) return 0;
+  /* F-contiguous: the first dimension's elements adjacent, the second's a column apart */
+  const Py_ssize_t itemsize = PyDataType_ELSIZE(a->dtype);
+  return a->strides[0] == itemsize && a->strides[1] == a->shape[0] * itemsize;
+}
+
 int gl_check_device_array(gl_DeviceArrayObject *a, const char *argname, int ndim, int writeable) {
+  return gl_check_device_operand(a, argname, ndim, writeable, 0, NULL);
+}
+
+int gl_check_device_operand(gl_DeviceArrayObject *a, const char *argname, int ndim, int writeable,
+                            int transposable, int *transposed) {
+  if (transposed) *transposed = 0;
   if (gl_check_ndim(a->ndim, ndim, argname) < 0) return -1;
-  if (!gl_devarray_is_c_contiguous(a)) {
-    PyErr_Format(PyExc_ValueError, "%s must be C-contiguous on the device", argname);
+  if (transposable && gl_devarray_is_transposed(a)) {
+    *transposed = 1;
+  } else if (!gl_devarray_is_c_contiguous(a)) {
+    PyErr_Format(PyExc_ValueError,
+                 transposable ? "%s must be C-contiguous on the device, or F-contiguous (a "
+                                "transposed view such as x.T)"
+                              : "%s must be C-contiguous on the device",
+                 argname);
     return -1;
   }
   if (writeable && a->readonly) {

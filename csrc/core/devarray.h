@@ -50,8 +50,16 @@ void gl_devarray_forget_mirror(gl_DeviceArrayObject *a);
 /* Records that the array is used on stream, so that its free is ordered after that use. */
 void gl_devarray_use(gl_DeviceArrayObject *a, glc_stream stream, PyObject *stream_keep);
 int gl_devarray_is_c_contiguous(const gl_DeviceArrayObject *a);
+/* A 2-D array that is F-contiguous and not C-contiguous (strides (itemsize, shape[0] itemsize)):
+ * the storage of its transpose, row-major, as x.T of a C-contiguous x lies. */
+int gl_devarray_is_transposed(const gl_DeviceArrayObject *a);
 /* Checks a device array argument like gl_check_host_array: ndim (-1: any), C-contiguous,
  * writeable when asked. */
 int gl_check_device_array(gl_DeviceArrayObject *a, const char *argname, int ndim, int writeable);
+/* gl_check_device_array for an operand that may also be given transposed, as
+ * gl_check_host_operand: with transposable set, a gl_devarray_is_transposed array is taken too and
+ * *transposed says so. */
+int gl_check_device_operand(gl_DeviceArrayObject *a, const char *argname, int ndim, int writeable,
+                            int transposable, int *transposed);
 
 #endif

@@ -146,27 +146,34 @@ static inline int check_input(const gl_operands_op *op, int i, int ndim, const P
 }
 
 /* The inputs as NumPy arrays, checked. One that starts inside an element (a view of a byte
- * buffer) is refused, or with copy_misaligned copied: in[i] is then the copy, a new reference in
- * copies[i] to release whatever this returns. */
+ * buffer) is refused, or with copy_misaligned copied; a transposed one (transposable) for a CPU
+ * variant is copied to C order: in[i] is then the copy, a new reference in copies[i] to release
+ * whatever this returns. A transposed one for a CUDA variant stays as it lies: its bytes, the
+ * storage of its transpose, are what run_staged copies to the device. */
 static int check_host_inputs(const gl_operands_op *op, PyObject *const *inputs,
                              gl_operands_call *call, PyArrayObject **in, PyObject **copies) {
   for (int i = 0; i < op->n_in; i++) {
-    if (gl_check_host_array(inputs[i], op->in[i].name, op->in[i].ndim, 0) < 0) return -1;
+    if (gl_check_host_operand(inputs[i], op->in[i].name, op->in[i].ndim, 0, op->in[i].transposable,
+                              &call->in_transposed[i]) < 0)
+      return -1;
     in[i] = (PyArrayObject *)inputs[i];
     if (check_input(op, i, PyArray_NDIM(in[i]), PyArray_SHAPE(in[i]), PyArray_DESCR(in[i]),
                     PyArray_DATA(in[i]), call) < 0)
       return -1;
     /* a power of two: a glc dtype's, or bool's */
     const Py_ssize_t itemsize = PyArray_ITEMSIZE(in[i]);
-    if (call->in_size[i] && (uintptr_t)PyArray_DATA(in[i]) & (uintptr_t)(itemsize - 1)) {
-      if (!op->copy_misaligned) {
-        PyErr_Format(PyExc_ValueError, "%s is not aligned to its %zd-byte elements", op->in[i].name,
-                     itemsize);
-        return -1;
-      }
+    const int misaligned =
+        call->in_size[i] && (uintptr_t)PyArray_DATA(in[i]) & (uintptr_t)(itemsize - 1);
+    if (misaligned && !op->copy_misaligned) {
+      PyErr_Format(PyExc_ValueError, "%s is not aligned to its %zd-byte elements", op->in[i].name,
+                   itemsize);
+      return -1;
+    }
+    if (misaligned || (call->in_transposed[i] && call->variant->backend == GL_BACKEND_CPU)) {
       if (!(copies[i] = PyArray_NewCopy(in[i], NPY_CORDER))) return -1;
       in[i] = (PyArrayObject *)copies[i];
       call->in[i] = PyArray_DATA(in[i]);
+      call->in_transposed[i] = 0;
     }
   }
   return 0;
@@ -178,7 +185,9 @@ static int check_device_inputs(const gl_operands_op *op, PyObject *const *inputs
                                gl_operands_call *call, gl_DeviceArrayObject **in) {
   for (int i = 0; i < op->n_in; i++) {
     in[i] = gl_as_device_array(inputs[i], op->in[i].name, call->stream);
-    if (!in[i] || gl_check_device_array(in[i], op->in[i].name, op->in[i].ndim, 0) < 0 ||
+    if (!in[i] ||
+        gl_check_device_operand(in[i], op->in[i].name, op->in[i].ndim, 0, op->in[i].transposable,
+                                &call->in_transposed[i]) < 0 ||
         check_input(op, i, in[i]->ndim, in[i]->shape, in[i]->dtype, in[i]->ptr, call) < 0)
       return -1;
   }
@@ -467,6 +476,8 @@ static int run_staged(const gl_operands_op *op, PyArrayObject *const *host_in,
     goto done;
   }
   for (int i = 0; ok && i < op->n_in; i++) {
+    /* a transposed input's copy holds its bytes as they lie (in_transposed says how to read
+     * them); the device array is only their room */
     in[i] = gl_devarray_empty(call->in_ndim[i], call->shape[i], PyArray_DESCR(host_in[i]),
                               call->stream, NULL);
     ok = in[i] != NULL;

@@ -34,15 +34,23 @@ typedef struct {
   /* Set: a NumPy bool array (compact's mask), which no glc dtype names; its in_dtype is -1.
    * Never the first input. */
   int boolean;
+  /* Set (ndim 2): the input may also be F-contiguous, a transposed view (x.T of a C-contiguous
+   * x), and is then taken as it lies -- the storage of its transpose, row-major -- with the
+   * call's in_transposed set and its shape the view's. A device array, or a NumPy array for a
+   * CUDA variant (its bytes staged as they are), reaches the run so; for a CPU variant a NumPy
+   * one is copied to C order first (in_transposed stays 0). Matmul's operands. */
+  int transposable;
 } gl_operand;
 
 /* One call, as the op's callbacks see it. */
 typedef struct {
   const gl_variant *variant;
-  int dtype;                           /* the inputs' enum glc_dtype (they share one) */
-  int itemsize;                        /* bytes of one input element */
-  int in_dtype[GL_OPERANDS_MAX];       /* each input's enum glc_dtype (its own, or dtype) */
-  int in_ndim[GL_OPERANDS_MAX];        /* each input's ndim */
+  int dtype;                     /* the inputs' enum glc_dtype (they share one) */
+  int itemsize;                  /* bytes of one input element */
+  int in_dtype[GL_OPERANDS_MAX]; /* each input's enum glc_dtype (its own, or dtype) */
+  int in_ndim[GL_OPERANDS_MAX];  /* each input's ndim */
+  /* a transposable input given F-contiguous: in[i] holds its transpose's storage, row-major */
+  int in_transposed[GL_OPERANDS_MAX];
   Py_ssize_t in_size[GL_OPERANDS_MAX]; /* each input's elements */
   int mode;                            /* the ladder's mode, for ladders with modes */
   /* variant=None on a ladder with GL_BEST_FOR_DTYPES variants: the first input's dtype picks the

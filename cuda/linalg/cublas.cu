@@ -13,8 +13,12 @@
 // Row-major through column-major cuBLAS: a row-major M x N matrix with leading dimension N is
 // the column-major N x M matrix of its transpose. So C = A B (row-major) is
 // C^T = B^T A^T (column-major): SGEMM with the operands swapped, m and n swapped, and no
-// transposes: gemm(N, N, n, m, k, B, ldb = n, A, lda = k, C, ldc = n). Likewise y = A x is
-// y = (A^T)^T x: GEMV with CUBLAS_OP_T on the column-major n x m matrix A^T (lda = n).
+// transposes: gemm(N, N, n, m, k, B, ldb = n, A, lda = k, C, ldc = n). An operand given
+// transposed (glc_matmul_layout) is read in place with the op flag instead: B^T's storage, n x k
+// row-major, is the column-major k x n matrix B (ld k), which CUBLAS_OP_T turns into the n x k
+// that the call wants; A^T's, k x m row-major, is the column-major m x k matrix A (ld m), OP_T
+// again. Likewise y = A x is y = (A^T)^T x: GEMV with CUBLAS_OP_T on the column-major n x m
+// matrix A^T (lda = n).
 #include <cublas_v2.h>
 
 #include <climits>
@@ -26,6 +30,7 @@
 #include "cuda/core/gpulab_core.h"
 #include "cuda/core/launch.cuh"
 #include "cuda/core/library.cuh"
+#include "linalg.h"
 
 namespace {
 
@@ -117,25 +122,30 @@ int glc_cublas_gemv(int dtype, size_t m, size_t n, const void *a, const void *x,
   });
 }
 
-int glc_cublas_gemm(int dtype, bool tf32, size_t m, size_t n, size_t k, const void *a,
+int glc_cublas_gemm(int dtype, bool tf32, int layout, size_t m, size_t n, size_t k, const void *a,
                     const void *b, void *c, cudaStream_t stream) {
   if (!fits_int(m) || !fits_int(n) || !fits_int(k))
     return glc_fail(cudaErrorInvalidValue, "glc_matmul(cuBLAS takes int sizes)");
   const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
+  // cuBLAS's first operand is our B, its second our A (see above)
+  const bool a_t = layout & GLC_MATMUL_A_T, b_t = layout & GLC_MATMUL_B_T;
+  const cublasOperation_t op_b = b_t ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = a_t ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int ldb = b_t ? K : N, lda = a_t ? M : K;
   // CUBLAS_DEFAULT_MATH: no tensor-op down-conversion of FP32 (TF32 only when asked for).
   const cublasMath_t mode = tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
   return with_handle(stream, mode, [&](const CublasApi &api, cublasHandle_t h) {
     if (dtype == GLC_F64) {
       const double one = 1.0, zero = 0.0;
       return glc_cublas_status(
-          api.dgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, static_cast<const double *>(b), N,
-                    static_cast<const double *>(a), K, &zero, static_cast<double *>(c), N),
+          api.dgemm(h, op_b, op_a, N, M, K, &one, static_cast<const double *>(b), ldb,
+                    static_cast<const double *>(a), lda, &zero, static_cast<double *>(c), N),
           "cublasDgemm_v2");
     }
     const float one = 1.0f, zero = 0.0f;
     return glc_cublas_status(
-        api.sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, static_cast<const float *>(b), N,
-                  static_cast<const float *>(a), K, &zero, static_cast<float *>(c), N),
+        api.sgemm(h, op_b, op_a, N, M, K, &one, static_cast<const float *>(b), ldb,
+                  static_cast<const float *>(a), lda, &zero, static_cast<float *>(c), N),
         "cublasSgemm_v2");
   });
 }

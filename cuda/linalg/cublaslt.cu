@@ -11,7 +11,10 @@
 //
 // Row-major through column-major cuBLASLt, as cublas.cu: C = A B row-major is C^T = B^T A^T
 // column-major, so cuBLASLt's A is our B (n x k, ld n), its B our A (k x m, ld k), and D our C
-// (n x m, ld n). The heuristic is asked once per (device, shape, dtypes, operand alignment)
+// (n x m, ld n). An operand given transposed (glc_matmul_layout) is read in place through the
+// operation's transpose: B^T's storage is the column-major k x n matrix B (ld k) under
+// CUBLASLT_MATMUL_DESC_TRANSA = CUBLAS_OP_T, A^T's the column-major m x k matrix A (ld m) under
+// TRANSB. The heuristic is asked once per (device, shape, layout, dtypes, operand alignment)
 // and its first algorithm kept in a small table; the pointers' alignments (up to 256 bytes, the
 // heuristic's default assumption) go into the preference, so that a view one element in gets an
 // algorithm that takes it. The workspace (up to 32 MiB, what the algorithm asks for) comes from
@@ -35,6 +38,7 @@ struct LtApi {
   decltype(&cublasLtCreate) create = nullptr;
   decltype(&cublasLtMatmulDescCreate) desc_create = nullptr;
   decltype(&cublasLtMatmulDescDestroy) desc_destroy = nullptr;
+  decltype(&cublasLtMatmulDescSetAttribute) desc_set = nullptr;
   decltype(&cublasLtMatrixLayoutCreate) layout_create = nullptr;
   decltype(&cublasLtMatrixLayoutDestroy) layout_destroy = nullptr;
   decltype(&cublasLtMatmulPreferenceCreate) pref_create = nullptr;
@@ -56,6 +60,7 @@ const LtApi &lt_api() {
         glc_find_symbol(library, "cublasLtCreate", &found.create) &&
         glc_find_symbol(library, "cublasLtMatmulDescCreate", &found.desc_create) &&
         glc_find_symbol(library, "cublasLtMatmulDescDestroy", &found.desc_destroy) &&
+        glc_find_symbol(library, "cublasLtMatmulDescSetAttribute", &found.desc_set) &&
         glc_find_symbol(library, "cublasLtMatrixLayoutCreate", &found.layout_create) &&
         glc_find_symbol(library, "cublasLtMatrixLayoutDestroy", &found.layout_destroy) &&
         glc_find_symbol(library, "cublasLtMatmulPreferenceCreate", &found.pref_create) &&
@@ -73,7 +78,7 @@ constexpr size_t max_workspace = size_t{32} << 20;
 // What the heuristic was asked, and what it answered.
 struct Choice {
   bool used;
-  int device, dtype, out_dtype;
+  int device, dtype, out_dtype, layout;
   size_t m, n, k;
   unsigned align_a, align_b, align_c;
   cublasLtMatmulAlgo_t algo;
@@ -110,15 +115,29 @@ struct Descriptors {
     if (a) api.layout_destroy(a);
     if (op) api.desc_destroy(op);
   }
-  int make(int dtype, int out_dtype, size_t m, size_t n, size_t k) {
+  int make(int dtype, int out_dtype, int layout, size_t m, size_t n, size_t k) {
     const cudaDataType_t in = lt_type(dtype), out = lt_type(out_dtype);
+    const bool a_t = layout & GLC_MATMUL_A_T, b_t = layout & GLC_MATMUL_B_T;
     int code = glc_cublas_status(api.desc_create(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F),
                                  "cublasLtMatmulDescCreate");
+    // cuBLASLt's A (our B) as it is stored: n x k (ld n), or B^T's storage, k x n (ld k),
+    // transposed by the operation; its B (our A) likewise: k x m (ld k), or m x k (ld m)
+    const int32_t transpose = CUBLAS_OP_T;
+    if (!code && b_t)
+      code = glc_cublas_status(
+          api.desc_set(op, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose),
+          "cublasLtMatmulDescSetAttribute");
+    if (!code && a_t)
+      code = glc_cublas_status(
+          api.desc_set(op, CUBLASLT_MATMUL_DESC_TRANSB, &transpose, sizeof transpose),
+          "cublasLtMatmulDescSetAttribute");
     if (!code)
-      code = glc_cublas_status(api.layout_create(&a, in, n, k, static_cast<int64_t>(n)),
+      code = glc_cublas_status(b_t ? api.layout_create(&a, in, k, n, static_cast<int64_t>(k))
+                                   : api.layout_create(&a, in, n, k, static_cast<int64_t>(n)),
                                "cublasLtMatrixLayoutCreate");
     if (!code)
-      code = glc_cublas_status(api.layout_create(&b, in, k, m, static_cast<int64_t>(k)),
+      code = glc_cublas_status(a_t ? api.layout_create(&b, in, m, k, static_cast<int64_t>(m))
+                                   : api.layout_create(&b, in, k, m, static_cast<int64_t>(k)),
                                "cublasLtMatrixLayoutCreate");
     if (!code)
       code = glc_cublas_status(api.layout_create(&c, out, n, m, static_cast<int64_t>(n)),
@@ -131,8 +150,9 @@ struct Descriptors {
 int choose(const LtApi &api, cublasLtHandle_t handle, Descriptors &d, Choice *want) {
   for (const Choice &c : choices)
     if (c.used && c.device == want->device && c.dtype == want->dtype &&
-        c.out_dtype == want->out_dtype && c.m == want->m && c.n == want->n && c.k == want->k &&
-        c.align_a == want->align_a && c.align_b == want->align_b && c.align_c == want->align_c) {
+        c.out_dtype == want->out_dtype && c.layout == want->layout && c.m == want->m &&
+        c.n == want->n && c.k == want->k && c.align_a == want->align_a &&
+        c.align_b == want->align_b && c.align_c == want->align_c) {
       *want = c;
       return cudaSuccess;
     }
@@ -178,8 +198,9 @@ int choose(const LtApi &api, cublasLtHandle_t handle, Descriptors &d, Choice *wa
 
 }  // namespace
 
-int glc_hgemm_cublaslt(const glc_matmul_tunables *t, int dtype, int out_dtype, size_t m, size_t n,
-                       size_t k, const void *a, const void *b, void *c, glc_stream stream) {
+int glc_hgemm_cublaslt(const glc_matmul_tunables *t, int dtype, int out_dtype, int layout, size_t m,
+                       size_t n, size_t k, const void *a, const void *b, void *c,
+                       glc_stream stream) {
   (void)t;  // no tunables (glc_hgemm_resolve refuses any)
   const LtApi &api = lt_api();
   if (!api.loaded)
@@ -192,6 +213,7 @@ int glc_hgemm_cublaslt(const glc_matmul_tunables *t, int dtype, int out_dtype, s
   Choice want = {};
   want.dtype = dtype;
   want.out_dtype = out_dtype;
+  want.layout = layout;
   want.m = m;
   want.n = n;
   want.k = k;
@@ -201,7 +223,7 @@ int glc_hgemm_cublaslt(const glc_matmul_tunables *t, int dtype, int out_dtype, s
   int code = GLC_CUDA(cudaGetDevice, &want.device);
   if (code) return code;
   Descriptors d(api);
-  code = d.make(dtype, out_dtype, m, n, k);
+  code = d.make(dtype, out_dtype, layout, m, n, k);
   if (code) return code;
   cublasLtHandle_t handle = nullptr;
   {

@@ -10,7 +10,11 @@
 //     bases not 16-byte aligned) they run the mma.sync rung at its defaults instead, so that
 //     every rung takes any shape.
 //  20 wgmma_cluster (hgemm_wgmma.cu): 18's tunables, resolve and fallback.
-// The defaults are GLC_WMMA_DEFAULT_* (hgemm.h), not yet measured on the H200.
+// The defaults are GLC_WMMA_DEFAULT_* (hgemm.h), not yet measured on the H200. Operands given
+// transposed (glc_hgemm's layout): cuBLASLt reads them in place, and the wgmma rungs where the
+// TMA can describe them as they lie (glc_hgemm_tma_describes(layout, ...): the rows it reads a
+// multiple of 8 elements); the WMMA and mma.sync rungs, and the wgmma rungs' mma.sync fallback,
+// read row-major copies (matmul_layout.cuh).
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -20,6 +24,7 @@
 #include "hgemm.h"
 #include "hgemm_mma.h"
 #include "hgemm_wgmma.h"
+#include "matmul_layout.cuh"
 
 namespace {
 
@@ -61,14 +66,17 @@ int glc_hgemm_resolve(int variant, glc_matmul_tunables *t) {
 }
 
 extern "C" int glc_hgemm(int variant, const glc_matmul_tunables *tunables, int dtype, int out_dtype,
-                         size_t m, size_t n, size_t k, const void *a, const void *b, void *c,
-                         glc_stream stream) {
+                         int layout, size_t m, size_t n, size_t k, const void *a, const void *b,
+                         void *c, glc_stream stream) {
   glc_matmul_tunables t = tunables ? *tunables : glc_matmul_tunables{};
   int code = glc_hgemm_resolve(variant, &t);
   if (code) return code;
+  if (layout & ~(GLC_MATMUL_A_T | GLC_MATMUL_B_T))
+    return glc_fail(cudaErrorInvalidValue, "glc_hgemm(layout)");
   if ((dtype != GLC_F16 && dtype != GLC_BF16) || (out_dtype != dtype && out_dtype != GLC_F32))
     return glc_fail(cudaErrorInvalidValue, "glc_hgemm(dtype)");
-  // every operand's element count must fit an index of size_t with room (the kernels' offsets)
+  // every operand's element count must fit an index of size_t with room (the kernels' offsets;
+  // an operand given transposed has the same count)
   const size_t most = static_cast<size_t>(LLONG_MAX) / 4;
   if ((m && k > most / m) || (k && n > most / k) || (m && n > most / m))
     return glc_fail(cudaErrorInvalidValue, "glc_hgemm(sizes)");
@@ -78,27 +86,41 @@ extern "C" int glc_hgemm(int variant, const glc_matmul_tunables *tunables, int d
     return glc_fail(cudaErrorInvalidValue, "glc_hgemm(alignment)");
   // k == 0: an empty sum, C = 0, with no kernel and no library call
   if (k == 0) return glc_memset_async(c, 0, m * n * out_bytes, stream);
+  // the rungs that read the operands as they lie, transposed or not
+  int rung = variant;
   switch (variant) {
-    case GLC_MATMUL_WMMA:
-      return glc_hgemm_wmma(&t, dtype, out_dtype, m, n, k, a, b, c, stream);
-    case GLC_MATMUL_WMMA_MULTISTAGE:
-      return glc_hgemm_wmma_multistage(&t, dtype, out_dtype, m, n, k, a, b, c, stream);
-    case GLC_MATMUL_MMA_SYNC:
-      return glc_hgemm_mma(&t, dtype, out_dtype, m, n, k, a, b, c, stream);
     case GLC_MATMUL_CUBLASLT:
-      return glc_hgemm_cublaslt(&t, dtype, out_dtype, m, n, k, a, b, c, stream);
+      return glc_hgemm_cublaslt(&t, dtype, out_dtype, layout, m, n, k, a, b, c, stream);
     case GLC_MATMUL_WGMMA:
     case GLC_MATMUL_WGMMA_WS:
     case GLC_MATMUL_WGMMA_CLUSTER: {
-      if (!glc_hgemm_tma_describes(0, m, n, k, a, b)) {
-        glc_matmul_tunables mma{};
-        code = glc_hgemm_mma_resolve(nullptr, &mma);
-        return code ? code : glc_hgemm_mma(&mma, dtype, out_dtype, m, n, k, a, b, c, stream);
+      if (glc_hgemm_tma_describes(layout, m, n, k, a, b)) {
+        auto *launch = variant == GLC_MATMUL_WGMMA ? glc_hgemm_wgmma : glc_hgemm_wgmma_ws;
+        if (variant == GLC_MATMUL_WGMMA_CLUSTER) launch = glc_hgemm_wgmma_cluster;
+        return launch(&t, dtype, out_dtype, layout, m, n, k, a, b, c, stream);
       }
-      auto *rung = variant == GLC_MATMUL_WGMMA ? glc_hgemm_wgmma : glc_hgemm_wgmma_ws;
-      if (variant == GLC_MATMUL_WGMMA_CLUSTER) rung = glc_hgemm_wgmma_cluster;
-      return rung(&t, dtype, out_dtype, 0, m, n, k, a, b, c, stream);
+      // where the TMA cannot describe A or B as they lie: the mma.sync rung at its defaults, on
+      // row-major operands below
+      rung = GLC_MATMUL_MMA_SYNC;
+      t = glc_matmul_tunables{};
+      code = glc_hgemm_mma_resolve(nullptr, &t);
+      if (code) return code;
+      break;
     }
+    default:
+      break;
+  }
+  // every other rung reads row-major operands: those given transposed are copied so first
+  GlcRowMajorOperands rows;
+  code = glc_matmul_row_major(layout, 2, m, n, k, a, b, stream, &rows);
+  if (code) return code;
+  switch (rung) {
+    case GLC_MATMUL_WMMA:
+      return glc_hgemm_wmma(&t, dtype, out_dtype, m, n, k, rows.a, rows.b, c, stream);
+    case GLC_MATMUL_WMMA_MULTISTAGE:
+      return glc_hgemm_wmma_multistage(&t, dtype, out_dtype, m, n, k, rows.a, rows.b, c, stream);
+    case GLC_MATMUL_MMA_SYNC:
+      return glc_hgemm_mma(&t, dtype, out_dtype, m, n, k, rows.a, rows.b, c, stream);
     default:
       return glc_fail(cudaErrorInvalidValue, "glc_hgemm(variant)");
   }

@@ -1,5 +1,6 @@
 /* The dense linear algebra lab's C ABI: matvec (y = A x), matmul (C = A B) and transpose (a
- * C-contiguous copy of A.T). Row-major, C-contiguous operands in device memory; every function
+ * C-contiguous copy of A.T). Row-major, C-contiguous operands in device memory (matmul's A and B
+ * may also be given transposed: glc_matmul_layout); every function
  * returns a CUDA error code, as cuda/core/gpulab_core.h says. The variant ids below are shared by
  * the ladders (csrc/labs/linalg/variants.c), the dispatch and the CPU variants. */
 #ifndef GPULAB_CUDA_LINALG_H
@@ -102,11 +103,16 @@ enum glc_matmul_layout { GLC_MATMUL_A_T = 1, GLC_MATMUL_B_T = 2 };
 GLC_API int glc_matvec(int variant, int block, int dtype, size_t m, size_t n, const void *a,
                        const void *x, void *y, glc_stream stream);
 /* C[m x n] = A[m x k] B[k x n]; dtype GLC_F32 (GLC_F64 for variant 9). Any m, n, k >= 0; k == 0
- * gives zeros. */
-GLC_API int glc_matmul(int variant, const glc_matmul_tunables *tunables, int dtype, size_t m,
-                       size_t n, size_t k, const void *a, const void *b, void *c,
+ * gives zeros. A and B lie as layout says (glc_matmul_layout bits); C is row-major. The rungs
+ * that can read a transposed operand in place do (cuBLAS's op flags, variants 9 and 11; tf32,
+ * 19, where glc_sgemm_tma_describes holds); every other one reads row-major operands, copied
+ * there first on the stream (glc_matmul_row_major, matmul_layout.cuh). */
+GLC_API int glc_matmul(int variant, const glc_matmul_tunables *tunables, int dtype, int layout,
+                       size_t m, size_t n, size_t k, const void *a, const void *b, void *c,
                        glc_stream stream);
-/* out[cols x rows] = A[rows x cols].T for elements of element_bytes 4 or 8; tile 0: default. */
+/* out[cols x rows] = A[rows x cols].T for elements of element_bytes 2, 4 or 8 (the transpose
+ * ladder's op takes 4- and 8-byte dtypes; matmul's row-major copies of float16 and bfloat16
+ * operands take 2); tile 0: default. */
 GLC_API int glc_transpose(int variant, int tile, int element_bytes, size_t rows, size_t cols,
                           const void *a, void *out, glc_stream stream);
 

@@ -5,7 +5,8 @@
 // matmul_multistage.cu (matmul_blocked.h);
 // cuBLAS (9, 11) in cublas.cu; TF32 on Hopper's wgmma (19) in hgemm_wgmma.cu, beside the half
 // types' rungs whose kernel it shares. Every kernel takes any M, N, K: loads past the edge read
-// zeros, stores past it are skipped.
+// zeros, stores past it are skipped. Operands given transposed (glc_matmul's layout): cuBLAS
+// and tf32 read them in place; every other rung reads row-major copies (matmul_layout.cuh).
 #include <climits>
 
 #include "cublas.cuh"
@@ -13,6 +14,7 @@
 #include "hgemm_wgmma.h"
 #include "linalg.h"
 #include "matmul_blocked.h"
+#include "matmul_layout.cuh"
 
 namespace {
 
@@ -125,10 +127,12 @@ bool is_float32_only(int variant) {
 
 }  // namespace
 
-extern "C" int glc_matmul(int variant, const glc_matmul_tunables *tunables, int dtype, size_t m,
-                          size_t n, size_t k, const void *a, const void *b, void *c,
+extern "C" int glc_matmul(int variant, const glc_matmul_tunables *tunables, int dtype, int layout,
+                          size_t m, size_t n, size_t k, const void *a, const void *b, void *c,
                           glc_stream stream) {
   glc_matmul_tunables t = tunables ? *tunables : glc_matmul_tunables{};
+  if (layout & ~(GLC_MATMUL_A_T | GLC_MATMUL_B_T))
+    return glc_fail(cudaErrorInvalidValue, "glc_matmul(layout)");
   switch (variant) {
     case GLC_MATMUL_NAIVE:
     case GLC_MATMUL_COALESCED:
@@ -160,7 +164,8 @@ extern "C" int glc_matmul(int variant, const glc_matmul_tunables *tunables, int 
   }
   if (dtype != GLC_F32 && (dtype != GLC_F64 || is_float32_only(variant)))
     return glc_fail(cudaErrorInvalidValue, "glc_matmul(dtype)");
-  // the kernels index with int: every dimension, and each operand's element count, must fit
+  // the kernels index with int: every dimension, and each operand's element count, must fit (an
+  // operand given transposed has the same count, and its row-major copy is indexed alike)
   const size_t most = static_cast<size_t>(INT_MAX);
   if (m > most || n > most || k > most || (m && k > most / m) || (k && n > most / k) ||
       (m && n > most / m))
@@ -172,14 +177,34 @@ extern "C" int glc_matmul(int variant, const glc_matmul_tunables *tunables, int 
   // k == 0: an empty sum, C = 0, with no kernel and no library call
   if (k == 0) return glc_memset_async(c, 0, m * n * element, stream);
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  const auto *fa = static_cast<const float *>(a);
-  const auto *fb = static_cast<const float *>(b);
   auto *fc = static_cast<float *>(c);
+  // the rungs that read the operands as they lie, transposed or not
   switch (variant) {
     case GLC_MATMUL_CUBLAS:
-      return glc_cublas_gemm(dtype, false, m, n, k, a, b, c, s);
+      return glc_cublas_gemm(dtype, false, layout, m, n, k, a, b, c, s);
     case GLC_MATMUL_CUBLAS_TF32:
-      return glc_cublas_gemm(dtype, true, m, n, k, a, b, c, s);
+      return glc_cublas_gemm(dtype, true, layout, m, n, k, a, b, c, s);
+    case GLC_MATMUL_TF32:
+      // Where the TMA can take A and B as they lie (glc_sgemm_tma_describes: k % 4 == 0, k
+      // within the transpose's grid, the operands it reads in place 16-byte aligned); elsewhere
+      // the other TF32 tensor-core rung, tf32_wmma, at its defaults, on row-major operands below.
+      if (glc_sgemm_tma_describes(layout, k, a, b))
+        return glc_sgemm_wgmma_tf32(&t, layout, m, n, k, static_cast<const float *>(a),
+                                    static_cast<const float *>(b), fc, stream);
+      t = glc_matmul_tunables{};
+      if (glc_matmul_blocked_resolve(GLC_MATMUL_TF32_WMMA, &t) != 0)
+        return glc_fail(cudaErrorInvalidValue, "glc_matmul(tunables)");
+      break;
+    default:
+      break;
+  }
+  // every other rung reads row-major operands: those given transposed are copied so first
+  GlcRowMajorOperands rows;
+  int code = glc_matmul_row_major(layout, static_cast<int>(element), m, n, k, a, b, stream, &rows);
+  if (code) return code;
+  const auto *fa = static_cast<const float *>(rows.a);
+  const auto *fb = static_cast<const float *>(rows.b);
+  switch (variant) {
     case GLC_MATMUL_REGISTER_1D:
     case GLC_MATMUL_REGISTER_2D:
     case GLC_MATMUL_VECTORIZED:
@@ -188,20 +213,10 @@ extern "C" int glc_matmul(int variant, const glc_matmul_tunables *tunables, int 
     case GLC_MATMUL_DOUBLE_BUFFERED:
       return glc_matmul_warp(variant, &t, m, n, k, fa, fb, fc, s);
     case GLC_MATMUL_TF32_WMMA:
+    case GLC_MATMUL_TF32:  // tf32's fallback: t holds tf32_wmma's defaults
       return glc_matmul_tf32(&t, m, n, k, fa, fb, fc, s);
     case GLC_MATMUL_MULTISTAGE:
       return glc_matmul_multistage(&t, m, n, k, fa, fb, fc, s);
-    case GLC_MATMUL_TF32: {
-      // Where the TMA cannot take A as it lies (k % 4 != 0, A not 16-byte aligned, or k past
-      // the transpose's grid), the other TF32 tensor-core rung, tf32_wmma, at its defaults.
-      if (!glc_sgemm_tma_describes(0, k, a, b)) {
-        glc_matmul_tunables wmma{};
-        if (glc_matmul_blocked_resolve(GLC_MATMUL_TF32_WMMA, &wmma) != 0)
-          return glc_fail(cudaErrorInvalidValue, "glc_matmul(tunables)");
-        return glc_matmul_tf32(&wmma, m, n, k, fa, fb, fc, s);
-      }
-      return glc_sgemm_wgmma_tf32(&t, 0, m, n, k, fa, fb, fc, stream);
-    }
     default:
       return matmul_simple(variant, t.tile, static_cast<int>(m), static_cast<int>(n),
                            static_cast<int>(k), fa, fb, fc, s);

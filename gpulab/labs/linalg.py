@@ -8,7 +8,7 @@ a ladder from S2's first loops to cuBLAS.
     gl.transpose(A)              # np.ascontiguousarray(A.T), 4- and 8-byte dtypes
 
 NumPy in, NumPy out; device arrays in, DeviceArray out, asynchronously on `stream`. Operands are
-C-contiguous; shapes that do not fit raise ValueError before anything runs, and messages name
+C-contiguous (matmul's may also be transposed views, F-contiguous); shapes that do not fit raise ValueError before anything runs, and messages name
 the argument. FP32 means FP32: no variant rounds to TF32 unless its name says so (matmul's
 tf32_wmma and cublas_tf32).
 """
@@ -123,10 +123,16 @@ def _cupy_matmul(A, B, **_):
     demo_size={"gpu": 4096 * 4096, "cpu": 512 * 512},
     peers={"cupy": _cupy_matmul, "torch": _torch_matmul})
 def matmul(A, B, variant=None, stream=None, out_dtype=None, **tunables):
-    """C = A @ B for C-contiguous (M, K) and (K, N) matrices of one dtype: float32 on every
-    variant, float64 on the CPU ladder and cuBLAS (variant 9), float16 and bfloat16 on the
-    tensor-core rungs (wmma, wmma_multistage, cublaslt) and the CPU's blocked_openmp. Any M, N,
-    K >= 0, not only multiples of a tile; K == 0 gives zeros.
+    """C = A @ B for (M, K) and (K, N) matrices of one dtype: float32 on every variant, float64
+    on the CPU ladder and cuBLAS (variant 9), float16 and bfloat16 on the tensor-core rungs
+    (wmma, wmma_multistage, cublaslt) and the CPU's blocked_openmp. Any M, N, K >= 0, not only
+    multiples of a tile; K == 0 gives zeros.
+
+    A and B are each C-contiguous or F-contiguous: a transposed view (``x.T``,
+    ``cupy.asfortranarray(x)``, ``t.t()``) is taken as it lies, with no copy, by the wgmma rungs
+    (where the TMA can read it: its rows a multiple of 8 elements), tf32 (B.T) and the cuBLAS
+    rungs (their op flags); the other rungs copy it to row-major first, on the device (the CPU
+    ladder on the host). Other strided views are refused.
 
     float16 and bfloat16 (NumPy's bfloat16 is ml_dtypes'; PyTorch's comes through DLPack) are
     summed in FP32 and C is rounded once to their dtype, or kept in float32 with

@@ -882,3 +882,223 @@ def test_wgmma_cluster_awkward_shapes(kw):
                 got = gl.matmul(dA, dB, variant=v.id, out_dtype=out, **kw).get()
                 assert got.dtype == (dtype if out is None else np.float32)
                 ref.check_matmul(got, A, B, variant=v)
+
+
+# ---------------------------------------------------------------- transposed operands
+
+# How A and B lie: (A given as a transposed view, B given as one). A transposed view is x.T of a
+# C-contiguous x: F-contiguous, the storage of its transpose (glc_matmul_layout).
+LAYOUTS = [(False, False), (True, False), (False, True), (True, True)]
+# (M, K, N): empty (C- and F-contiguous at once: taken as C), one row, one column and K == 1
+# (the same), odd everywhere (the wgmma rungs' TMA reads none of these rows: mma.sync on
+# row-major copies), every row a multiple of 8 (wgmma reads every layout in place), and M % 8 !=
+# 0 with K and N multiples of 8 (A.T falls back to row-major copies, B.T is read in place), past
+# one 128-row tile
+TRANSPOSED_SHAPES = [(0, 3, 4), (3, 0, 4), (1, 5, 3), (5, 1, 3), (6, 4, 1), (67, 35, 41),
+                     (64, 48, 72), (129, 40, 136)]
+CONTAINERS = ["numpy", "device", "cupy", "torch"]
+
+
+def transposed_params():
+    """(variant, container): NumPy for every variant, and for CUDA ones DeviceArrays, CuPy
+    arrays and torch tensors too."""
+    return [pytest.param(v, where, id=f"{v.id}-{v.name}-{where}",
+                         marks=[pytest.mark.gpu] if v.backend == "cuda" else [])
+            for v in gl.variants("matmul")
+            for where in (CONTAINERS if v.backend == "cuda" else ["numpy"])]
+
+
+def laid_out(rng, shape, dtype, transposed):
+    """A random matrix of shape: C-contiguous, or with transposed the view x.T of a C-contiguous
+    x of the transposed shape (F-contiguous where both dimensions exceed 1)."""
+    if not transposed:
+        return normal(rng, shape, dtype)
+    return normal(rng, shape[::-1], dtype).T
+
+
+def placed_as(where, a):
+    """a (C-contiguous, or a transposed view x.T) where `where` puts it, lying the same way: NumPy
+    as it is; a DeviceArray (a transposed one as a foreign view with F strides, CudaView), a CuPy
+    array (x.T) or a torch tensor (x.t(), through DLPack: bfloat16 too)."""
+    if where == "numpy":
+        return a
+    transposed = not a.flags.c_contiguous
+    storage = a.T if transposed else a  # C-contiguous either way
+    if where == "device":
+        d = gl.to_device(storage)
+        if not transposed:
+            return d
+        if a.dtype == bfloat16():
+            pytest.skip("a bfloat16 DeviceArray has no CUDA Array Interface to view (torch's "
+                        "container takes bfloat16 through DLPack)")
+        return CudaView(d, a.shape, strides=(a.itemsize, a.shape[0] * a.itemsize))
+    if where == "cupy":
+        cp = pytest.importorskip("cupy")
+        if a.dtype == bfloat16():
+            pytest.skip("CuPy has no bfloat16")
+        c = cp.asarray(storage)
+        return c.T if transposed else c
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch without CUDA")
+    t = torch.from_dlpack(gl.to_device(storage))
+    return t.t() if transposed else t
+
+
+def kernel_names(notes):
+    """The base names of the noted kernels, sorted (gl.inspect's names)."""
+    from gpulab.inspection import base_name
+    return sorted(base_name(gl._core._kernel_attributes(note["kernel"])["demangled"])
+                  for note in notes)
+
+
+@pytest.mark.parametrize("v, where", transposed_params())
+def test_matmul_takes_transposed_operands(v, where):
+    """A.T and B.T views (F-contiguous) in all four layouts, from every container, against the
+    float64 product of contiguous copies under the variant's bound; on the CPU (which multiplies
+    C-order copies) bit for bit what the contiguous copies give."""
+    for dtype in dtypes_of(v):
+        for m, k, n in TRANSPOSED_SHAPES:
+            for a_t, b_t in LAYOUTS:
+                rng = rng_for("matmul-transposed", v.id, dtype.name, m, k, n, a_t, b_t)
+                A, B = laid_out(rng, (m, k), dtype, a_t), laid_out(rng, (k, n), dtype, b_t)
+                if a_t and m > 1 and k > 1:
+                    assert A.flags.f_contiguous and not A.flags.c_contiguous
+                got = gl.matmul(placed_as(where, A), placed_as(where, B), variant=v.id)
+                got = fetched("numpy" if where == "numpy" else "device", got)
+                cA, cB = np.ascontiguousarray(A), np.ascontiguousarray(B)
+                ref.check_matmul(got, cA, cB, variant=v)
+                if v.backend == "cpu":
+                    assert got.tobytes() == gl.matmul(cA, cB, variant=v.id).tobytes()
+
+
+def test_matmul_refuses_other_strided_views():
+    """Only C- and F-contiguous operands: every other view is refused naming the operand, and
+    every other op still refuses an F-contiguous input as before."""
+    X = np.ones((8, 6), np.float32)
+    B = np.ones((6, 5), np.float32)
+    for bad in (X[::2], X[:, ::2], X[::-1], X.T[::2].T, np.asfortranarray(X)[::2]):
+        with pytest.raises(ValueError, match="A must be C-contiguous, or F-contiguous"):
+            gl.matmul(bad, B, variant="ijk")
+        with pytest.raises(ValueError, match="B must be C-contiguous, or F-contiguous"):
+            gl.matmul(B.T, bad, variant="ijk")
+    # F-contiguous everywhere else: refused as it was
+    with pytest.raises(ValueError, match="A must be C-contiguous; pass"):
+        gl.matvec(X.T, np.ones(8, np.float32), variant="contiguous")
+    with pytest.raises(ValueError, match="A must be C-contiguous; pass"):
+        gl.transpose(X.T, variant="blocked")
+    # shapes are the views': a (6, 8) A.T needs a B of 8 rows
+    with pytest.raises(ValueError, match="A is 6 x 8, B is 6 x 5"):
+        gl.matmul(X.T, B, variant="ijk")
+
+
+@pytest.mark.gpu
+def test_device_operands_of_other_layouts_are_refused():
+    """On the device too: matmul takes C- and F-contiguous views only, the other ops C-contiguous
+    ones only."""
+    X = gl.to_device(np.ones((8, 6), np.float32))
+    B = gl.to_device(np.ones((6, 5), np.float32))
+    every_other_row = CudaView(X, (4, 6), strides=(48, 4))
+    with pytest.raises(ValueError, match="A must be C-contiguous on the device, or F-contiguous"):
+        gl.matmul(every_other_row, B)
+    f_view = CudaView(X, (6, 8), strides=(4, 24))  # X.T
+    with pytest.raises(ValueError, match="A must be C-contiguous on the device$"):
+        gl.transpose(f_view)
+    with pytest.raises(ValueError, match="A must be C-contiguous on the device$"):
+        gl.matvec(f_view, gl.to_device(np.ones(8, np.float32)))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, kernel", [("wgmma", "hgemm_wgmma_kernel"),
+                                          ("wgmma_ws", "hgemm_wgmma_ws_kernel"),
+                                          ("wgmma_cluster", "hgemm_wgmma_cluster_kernel")])
+def test_wgmma_rungs_read_transposed_operands_in_place(name, kernel):
+    """Where the TMA can read A.T and B.T as they lie (their rows a multiple of 8 elements) a
+    wgmma rung launches its own kernel alone: no transpose. Where it cannot (A.T with m % 8 != 0)
+    A is copied to row-major (transpose_wide) and mma.sync's kernel runs."""
+    if not on_hopper():
+        pytest.skip("wgmma and the TMA need compute capability 9.0")
+    v = next(v for v in gl.variants("matmul") if v.name == name)
+    for (m, k, n), layouts, want in (
+            ((64, 48, 72), LAYOUTS[1:], [kernel]),
+            ((200, 64, 136), LAYOUTS[1:], [kernel]),
+            ((67, 64, 72), [(False, True)], [kernel]),  # B.T's rows are k: in place
+            ((67, 64, 72), [(True, False)], ["hgemm_mma_kernel", "transpose_wide"]),
+            ((67, 64, 72), [(True, True)], ["hgemm_mma_kernel", "transpose_wide",
+                                            "transpose_wide"])):
+        for a_t, b_t in layouts:
+            rng = rng_for("wgmma-transposed", name, m, k, n, a_t, b_t)
+            A = laid_out(rng, (m, k), np.float16, a_t)
+            B = laid_out(rng, (k, n), np.float16, b_t)
+            dA, dB = placed_as("device", A), placed_as("device", B)
+            C, notes = noted_launches(lambda: gl.matmul(dA, dB, variant=v.id))
+            assert kernel_names(notes) == want, ((m, k, n), a_t, b_t)
+            ref.check_matmul(C.get(), np.ascontiguousarray(A), np.ascontiguousarray(B),
+                             variant=v)
+
+
+@pytest.mark.gpu
+def test_tf32_reads_b_transposed_in_place():
+    """wgmma takes 32-bit B K-major only: B as it lies is transposed first, B.T (K-major
+    already) is read in place, with no transpose."""
+    if not on_hopper():
+        pytest.skip("wgmma and the TMA need compute capability 9.0")
+    v = tf32_variant()
+    for m, k, n in ((200, 64, 136), (257, 132, 301)):
+        for b_t, want in ((True, ["hgemm_wgmma_ws_kernel"]),
+                          (False, ["hgemm_wgmma_ws_kernel", "transpose_wide"])):
+            rng = rng_for("tf32-transposed", m, k, n, b_t)
+            A, B = normal(rng, (m, k), np.float32), laid_out(rng, (k, n), np.float32, b_t)
+            dA, dB = gl.to_device(A), placed_as("device", B)
+            C, notes = noted_launches(lambda: gl.matmul(dA, dB, variant=v.id))
+            assert kernel_names(notes) == want, ((m, k, n), b_t)
+            ref.check_matmul(C.get(), A, np.ascontiguousarray(B), variant=v)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["cublas", "cublas_tf32", "cublaslt"])
+def test_library_rungs_read_transposed_operands_in_place(name):
+    """cuBLAS and cuBLASLt take the layouts as their op flags: no kernel of ours runs (the
+    library's are not noted), in every layout."""
+    v = next(v for v in gl.variants("matmul") if v.name == name)
+    dtype = dtypes_of(v)[0]
+    for a_t, b_t in LAYOUTS:
+        rng = rng_for("library-transposed", name, a_t, b_t)
+        A, B = laid_out(rng, (67, 35), dtype, a_t), laid_out(rng, (35, 41), dtype, b_t)
+        dA, dB = placed_as("device", A), placed_as("device", B)
+        C, notes = noted_launches(lambda: gl.matmul(dA, dB, variant=v.id))
+        assert kernel_names(notes) == [], (a_t, b_t)
+        ref.check_matmul(C.get(), np.ascontiguousarray(A), np.ascontiguousarray(B), variant=v)
+
+
+@pytest.mark.gpu
+def test_row_major_copies_of_transposed_operands():
+    """A rung that reads row-major operands only gets a copy of each one given transposed
+    (transpose_wide), as many as there are."""
+    for name, dtype, kernel in (("naive", np.float32, "sgemm_naive"),
+                                ("wmma", np.float16, "hgemm_wmma")):
+        v = next(v for v in gl.variants("matmul") if v.name == name)
+        for a_t, b_t in LAYOUTS:
+            rng = rng_for("row-major-copies", name, a_t, b_t)
+            A, B = laid_out(rng, (67, 35), dtype, a_t), laid_out(rng, (35, 41), dtype, b_t)
+            dA, dB = placed_as("device", A), placed_as("device", B)
+            C, notes = noted_launches(lambda: gl.matmul(dA, dB, variant=v.id))
+            assert kernel_names(notes) == sorted([kernel] + ["transpose_wide"] * (a_t + b_t))
+            ref.check_matmul(C.get(), np.ascontiguousarray(A), np.ascontiguousarray(B),
+                             variant=v)
+
+
+@pytest.mark.gpu
+def test_transposed_operand_past_one_launch_of_the_transpose():
+    """B.T of more rows than grid y's 65535 row tiles of the wide transpose (64 rows a tile for
+    4-byte elements, 128 for 2-byte ones): its row-major copy takes two launches, and the product
+    is right."""
+    for name, dtype, tile in (("coalesced", np.float32, 64), ("wmma", np.float16, 128)):
+        v = next(v for v in gl.variants("matmul") if v.name == name)
+        m, k, n = 2, 3, 65535 * tile + 100
+        rng = rng_for("transposed-past-the-grid", name)
+        A, B = normal(rng, (m, k), dtype), laid_out(rng, (k, n), dtype, True)
+        dA, dB = gl.to_device(A), placed_as("device", B)
+        C, notes = noted_launches(lambda: gl.matmul(dA, dB, variant=v.id))
+        assert kernel_names(notes).count("transpose_wide") == 2
+        ref.check_matmul(C.get(), A, np.ascontiguousarray(B), variant=v)

@@ -5,8 +5,9 @@ are empty, one, odd, exactly a tile and one past it (8, 16, 32, 64 and the 128-w
 tall and skinny and short and wide (for the TF32 rung also shapes with k % 4 == 0, which its
 wgmma kernel takes), in float32 and float64 where the variant takes them (float16 and bfloat16
 on the tensor-core rungs, into C of their dtype and of float32), from
-NumPy and from device inputs; and from device views one element past a 16-byte boundary (the
-vectorized matvec, matmul and transpose paths fall back to scalar accesses there). Every result
+NumPy and from device inputs; from device views one element past a 16-byte boundary (the
+vectorized matvec, matmul and transpose paths fall back to scalar accesses there); and matmul's
+operands given transposed (x.T views), read in place or copied to row-major first. Every result
 checked against tests/references/linalg.py's bounds (transpose exactly; the copy variant as a
 copy). See _common.py.
 
@@ -33,6 +34,10 @@ MATMUL_SHAPES = [(0, 3, 4), (3, 0, 4), (1, 1, 1), (7, 5, 3), (32, 32, 32), (33, 
 # its own beside MATMUL_SHAPES, with partial row and column tiles, k of one slice plus a 16-byte
 # row and of several slices, and n odd.
 TF32_SHAPES = [(1, 4, 1), (130, 36, 133), (257, 132, 300), (129, 68, 2)]
+# Operands given transposed (x.T, F-contiguous): shapes where the wgmma rungs' TMA reads every
+# layout in place (every row a multiple of 8), B.T only (m % 8 != 0), none (odd), and k % 4 ==
+# 0 for the TF32 rung's wgmma kernel.
+TRANSPOSED_SHAPES = [(1, 5, 3), (7, 5, 3), (64, 48, 72), (129, 40, 136), (130, 36, 133)]
 TRANSPOSE_SHAPES = [(0, 7), (1, 1), (9, 1), (31, 33), (32, 32), (33, 65), (64, 64), (65, 64),
                     (64, 68), (1000, 3), (3, 1000), (129, 257)]
 
@@ -149,6 +154,43 @@ def matmul(r):
             r.check(lambda got, A, B, v=v: ref.check_matmul(got, A, B, variant=v),
                     f"matmul {v.name} view {kw}", got.get(), A[1:].reshape(m, k),
                     B[1:].reshape(k, n))
+        transposed(r, v)
+
+
+def laid_out(r, shape, dtype, transposed):
+    """A random matrix of shape, C-contiguous or the view x.T of a C-contiguous x."""
+    if not transposed:
+        return r.rng.standard_normal(shape).astype(dtype)
+    return r.rng.standard_normal(shape[::-1]).astype(dtype).T
+
+
+def on_device(a):
+    """a on the device lying as it lies: a transposed view as a view with F strides."""
+    if a.flags.c_contiguous:
+        return gl.to_device(a)
+    return View(gl.to_device(a.T), a.shape, 0, strides=(a.itemsize, a.shape[0] * a.itemsize))
+
+
+def transposed(r, v):
+    """matmul variant v at its defaults on A.T, B.T and both, from device views (bfloat16, which
+    has no CUDA Array Interface to view, from NumPy) and from NumPy with --inputs both."""
+    for dtype in dtypes(v):
+        for m, k, n in TRANSPOSED_SHAPES:
+            for a_t, b_t in ((True, False), (False, True), (True, True)):
+                A, B = laid_out(r, (m, k), dtype, a_t), laid_out(r, (k, n), dtype, b_t)
+                what = f"matmul {v.name} {dtype} {m}x{k}x{n} A.T={a_t} B.T={b_t}"
+
+                def check(got, A=np.ascontiguousarray(A), B=np.ascontiguousarray(B), v=v):
+                    ref.check_matmul(got, A, B, variant=v)
+
+                if dtype.name != "bfloat16":
+                    got = gl.matmul(on_device(A), on_device(B), variant=v.id)
+                    settle()
+                    r.check(check, what + " device", got.get())
+                if r.args.inputs == "both" or dtype.name == "bfloat16":
+                    got = gl.matmul(A, B, variant=v.id)
+                    settle()
+                    r.check(check, what + " numpy", got)
 
 
 def transpose(r):
@@ -168,12 +210,13 @@ def transpose(r):
 
 
 class View:
-    """A device array over part of another's memory (CUDA Array Interface), offset bytes in."""
+    """A device array over part of another's memory (CUDA Array Interface), offset bytes in,
+    C-contiguous or of the strides given."""
 
-    def __init__(self, base, shape, offset):
+    def __init__(self, base, shape, offset, strides=None):
         self.base = base
         cai = dict(base.__cuda_array_interface__)
-        cai.update(shape=tuple(shape), strides=None, data=(base.ptr + offset, False))
+        cai.update(shape=tuple(shape), strides=strides, data=(base.ptr + offset, False))
         self.__cuda_array_interface__ = cai
 
 

@@ -156,16 +156,27 @@ static int matmul_outputs(gl_operands_call *c) {
   return c->out_type[0] == NPY_NOTYPE ? -1 : 0;
 }
 
+/* How A and B lie (cuda/linalg/linalg.h's glc_matmul_layout): each operand given as a transposed
+ * view (F-contiguous) is the storage of its transpose, which the dispatch reads in place where
+ * the rung can and copies to row-major on the device where it cannot. The shapes are the
+ * views': A m x k, B k x n either way. */
+static int matmul_layout(const gl_operands_call *c) {
+  return (c->in_transposed[0] ? GLC_MATMUL_A_T : 0) | (c->in_transposed[1] ? GLC_MATMUL_B_T : 0);
+}
+
 static int matmul_cuda(const gl_operands_call *c) {
   const matmul_params *p = c->params;
   const size_t m = (size_t)c->shape[0][0], n = (size_t)c->shape[1][1], k = (size_t)c->shape[0][1];
+  const int layout = matmul_layout(c);
   if (is_half(c->dtype))
-    return glc_hgemm(c->variant->id, &p->values, c->dtype, p->out_dtype, m, n, k, c->in[0],
+    return glc_hgemm(c->variant->id, &p->values, c->dtype, p->out_dtype, layout, m, n, k, c->in[0],
                      c->in[1], c->out[0], c->stream);
-  return glc_matmul(c->variant->id, &p->values, c->dtype, m, n, k, c->in[0], c->in[1], c->out[0],
-                    c->stream);
+  return glc_matmul(c->variant->id, &p->values, c->dtype, layout, m, n, k, c->in[0], c->in[1],
+                    c->out[0], c->stream);
 }
 
+/* The CPU ladder reads row-major operands only: the operand layer hands it C-order copies of
+ * transposed NumPy inputs (operands.h, transposable), so its layout is always 0. */
 static int matmul_cpu(const gl_operands_call *c) {
   const matmul_params *p = c->params;
   const size_t m = (size_t)c->shape[0][0], n = (size_t)c->shape[1][1], k = (size_t)c->shape[0][1];
@@ -175,15 +186,16 @@ static int matmul_cpu(const gl_operands_call *c) {
   return glcpu_matmul(c->variant->id, c->dtype, m, n, k, c->in[0], c->in[1], c->out[0]);
 }
 
-static const gl_operands_op matmul_op = {.ladder = &gl_ladder_matmul,
-                                         .n_in = 2,
-                                         .in = {{"A", 2}, {"B", 2}},
-                                         .dtypes = GL_FLOATS | GL_HALVES,
-                                         .n_out = 1,
-                                         .configure = matmul_configure,
-                                         .outputs = matmul_outputs,
-                                         .run_cuda = matmul_cuda,
-                                         .run_cpu = matmul_cpu};
+static const gl_operands_op matmul_op = {
+    .ladder = &gl_ladder_matmul,
+    .n_in = 2,
+    .in = {{"A", 2, .transposable = 1}, {"B", 2, .transposable = 1}},
+    .dtypes = GL_FLOATS | GL_HALVES,
+    .n_out = 1,
+    .configure = matmul_configure,
+    .outputs = matmul_outputs,
+    .run_cuda = matmul_cuda,
+    .run_cpu = matmul_cpu};
 
 /* matmul(A, B, variant, stream, tunables, out_dtype), all positional; tunables a dict, out_dtype
  * None or a NumPy dtype. */

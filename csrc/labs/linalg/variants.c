@@ -110,7 +110,7 @@ static const gl_variant matmul_variants[] = {
      .summary = "One thread per element of C, threadIdx.x along M: a warp reads A K apart and "
                 "writes C N apart.",
      .seed = "S3 2.3",
-     .kernels = "sgemm_naive",
+     .kernels = "sgemm_naive (transpose_wide)",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_DETERMINISTIC,
      .tunables = TILE_TUNABLE},
@@ -119,7 +119,7 @@ static const gl_variant matmul_variants[] = {
      .backend = GL_BACKEND_CUDA,
      .summary = "The same loop with threadIdx.x along N: B and C coalesced, A broadcast.",
      .seed = "S3 2.3",
-     .kernels = "sgemm_coalesced",
+     .kernels = "sgemm_coalesced (transpose_wide)",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_DETERMINISTIC,
      .tunables = TILE_TUNABLE},
@@ -129,7 +129,7 @@ static const gl_variant matmul_variants[] = {
      .summary = "tile x tile tiles of A and B in shared memory, each loaded element used tile "
                 "times; A's tile stored k-major with bank conflicts.",
      .seed = "S3 4.2",
-     .kernels = "sgemm_shared_tiles",
+     .kernels = "sgemm_shared_tiles (transpose_wide)",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_DETERMINISTIC,
      .tunables = TILE_TUNABLE},
@@ -139,7 +139,7 @@ static const gl_variant matmul_variants[] = {
      .summary = "The shared tiles padded by one word a row: the k-major stores of A "
                 "conflict-free.",
      .seed = "S3 4.2",
-     .kernels = "sgemm_padded_tiles",
+     .kernels = "sgemm_padded_tiles (transpose_wide)",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_DETERMINISTIC,
      .tunables = TILE_TUNABLE},
@@ -149,7 +149,7 @@ static const gl_variant matmul_variants[] = {
      .summary = "1D register blocking: each thread a column of tm results, reusing each B value "
                 "tm times from a register.",
      .seed = "SGEMM_CUDA kernel 4",
-     .kernels = "sgemm_register_1d",
+     .kernels = "sgemm_register_1d (transpose_wide)",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_DETERMINISTIC,
      .tunables = {{"tm", {4, 8, 0}, 8}}},
@@ -159,7 +159,7 @@ static const gl_variant matmul_variants[] = {
      .summary = "2D register blocking: each thread a tm x tn block of results from a bm x bn "
                 "block tile.",
      .seed = "SGEMM_CUDA kernel 5",
-     .kernels = "sgemm_register_2d",
+     .kernels = "sgemm_register_2d (transpose_wide)",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_DETERMINISTIC,
      .tunables = BLOCK_TILE_TUNABLES},
@@ -168,7 +168,7 @@ static const gl_variant matmul_variants[] = {
      .backend = GL_BACKEND_CUDA,
      .summary = "2D blocking with 16-byte loads, A transposed into shared memory.",
      .seed = "SGEMM_CUDA kernel 6",
-     .kernels = "sgemm_vectorized",
+     .kernels = "sgemm_vectorized (transpose_wide)",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_DETERMINISTIC,
      .tunables = BLOCK_TILE_TUNABLES},
@@ -178,7 +178,7 @@ static const gl_variant matmul_variants[] = {
      .summary = "Block tile, then warp tile, then thread tile: each warp's operands from a "
                 "compact region of shared memory.",
      .seed = "SGEMM_CUDA kernel 10",
-     .kernels = "sgemm_warp_tiling",
+     .kernels = "sgemm_warp_tiling (transpose_wide)",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_DETERMINISTIC,
      .tunables = BLOCK_TILE_TUNABLES},
@@ -188,7 +188,7 @@ static const gl_variant matmul_variants[] = {
      .summary = "Warp tiling with two shared buffers filled by cp.async: the next tile loads "
                 "while this one is used.",
      .seed = "SGEMM_CUDA kernel 11; S3 4.2",
-     .kernels = "sgemm_double_buffered",
+     .kernels = "sgemm_double_buffered (transpose_wide)",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_DETERMINISTIC,
      .tunables = BLOCK_TILE_TUNABLES},
@@ -202,7 +202,7 @@ static const gl_variant matmul_variants[] = {
                 "fastest of the 18 on the H100 at both 4096^3 and 8192^3, 4 warps, bk = 8, 2 "
                 "stages (0.97x cuBLAS); bm = 256 is slower everywhere.",
      .seed = "SGEMM_CUDA kernels 10-12; CUTLASS SIMT sgemm (sm_80)",
-     .kernels = "sgemm_multistage",
+     .kernels = "sgemm_multistage (transpose_wide)",
      .dtypes = GL_DT(GLC_F32),
      .flags = GL_BEST | GL_DETERMINISTIC,
      /* bm = 256 takes warps = 8 only (glc_matmul_blocked_resolve refuses 4) */
@@ -225,7 +225,7 @@ static const gl_variant matmul_variants[] = {
      .summary = "Tensor cores through WMMA: inputs rounded to TF32 (10-bit mantissa), FP32 "
                 "accumulation. Not FP32: never the default.",
      .seed = "CUDA C++ Programming Guide, WMMA",
-     .kernels = "sgemm_tf32_wmma",
+     .kernels = "sgemm_tf32_wmma (transpose_wide)",
      .dtypes = GL_DT(GLC_F32)},
     {.id = GLC_MATMUL_TF32,
      .name = "tf32",
@@ -233,8 +233,9 @@ static const gl_variant matmul_variants[] = {
      .summary = "float32 through wgmma_ws's kernel (wgmma.m64nNk8.tf32): the tensor cores read "
                 "each float's top 19 bits (TF32, truncated), FP32 accumulation. wgmma takes "
                 "32-bit B K-major only, so B is first transposed (transpose_wide, one read and "
-                "one write of B) into a pool workspace. Needs an sm_90a device; k % 4 != 0 or "
-                "an A not 16-byte aligned runs tf32_wmma's kernel. Not FP32: never the default.",
+                "one write of B) into a pool workspace; B given as B.T is K-major and read in "
+                "place. Needs an sm_90a device; k % 4 != 0 or an A not 16-byte aligned runs "
+                "tf32_wmma's kernel. Not FP32: never the default.",
      .seed = "PTX ISA: wgmma.mma_async .tf32 (no transpose of 32-bit operands)",
      .kernels = "(hgemm_wgmma_ws_kernel) (transpose_wide) (sgemm_tf32_wmma)",
      .dtypes = GL_DT(GLC_F32),
@@ -259,7 +260,7 @@ static const gl_variant matmul_variants[] = {
                 "shared tiles: 8 warps a bm x bn tile, each slice copied through registers "
                 "between two barriers, so copies and products never overlap.",
      .seed = "S4",
-     .kernels = "hgemm_wmma",
+     .kernels = "hgemm_wmma (transpose_wide)",
      .dtypes = GL_HALVES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"bm", {64, 128, 0}, GLC_WMMA_DEFAULT_BM},
@@ -272,7 +273,7 @@ static const gl_variant matmul_variants[] = {
                 "(zero-filled at the edges; element copies where rows are not 16-byte aligned): "
                 "the next slices load while this one multiplies, one barrier a slice.",
      .seed = "S4; CUDA C++ Programming Guide, cp.async; CUTLASS multistage (sm_80)",
-     .kernels = "hgemm_wmma_multistage",
+     .kernels = "hgemm_wmma_multistage (transpose_wide)",
      .dtypes = GL_HALVES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"bm", {64, 128, 0}, GLC_WMMA_DEFAULT_BM},
@@ -286,7 +287,7 @@ static const gl_variant matmul_variants[] = {
                 "(.trans for B) from unpadded shared tiles whose 16-byte chunks are XOR-swizzled "
                 "(conflict-free copies and loads), a 2-4 stage cp.async ring, 64x64 warp tiles.",
      .seed = "PTX ISA: mma.sync, ldmatrix; CUTLASS sm_80 swizzled layouts",
-     .kernels = "hgemm_mma_kernel",
+     .kernels = "hgemm_mma_kernel (transpose_wide)",
      .dtypes = GL_HALVES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"bm", {64, 128, 0}, GLC_HGEMM_MMA_DEFAULT_BM},
@@ -310,7 +311,7 @@ static const gl_variant matmul_variants[] = {
                 "barrier a k slice. Needs an sm_90a device; rows the TMA cannot describe (k or n "
                 "not a multiple of 8) run mma_sync's kernel.",
      .seed = "PTX ISA: wgmma, cp.async.bulk.tensor, mbarrier; CUTLASS sm90 GMMA descriptors",
-     .kernels = "(hgemm_wgmma_kernel) (hgemm_mma_kernel)",
+     .kernels = "(hgemm_wgmma_kernel) (hgemm_mma_kernel) (transpose_wide)",
      .dtypes = GL_HALVES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"bn", {128, 256, 0}, GLC_HGEMM_WGMMA_DEFAULT_BN},
@@ -322,7 +323,7 @@ static const gl_variant matmul_variants[] = {
                 "the TMA, two consumer warpgroups (232) issue wgmma, full and empty mbarriers a "
                 "stage; persistent, one block an SM walking the tiles in groups of 8 row tiles.",
      .seed = "PTX ISA: setmaxnreg; CUTLASS warp-specialized persistent kernels",
-     .kernels = "(hgemm_wgmma_ws_kernel) (hgemm_mma_kernel)",
+     .kernels = "(hgemm_wgmma_ws_kernel) (hgemm_mma_kernel) (transpose_wide)",
      .dtypes = GL_HALVES,
      .flags = GL_DETERMINISTIC,
      .tunables = {{"bn", {128, 256, 0}, GLC_HGEMM_WGMMA_DEFAULT_BN},
@@ -336,7 +337,7 @@ static const gl_variant matmul_variants[] = {
                 "stores that leave while the next tile's slices load.",
      .seed = "PTX ISA: clusters, mapa, multicast::cluster, cp.async.bulk.tensor stores; CUTLASS "
              "sm90 cluster multicast and TMA epilogues",
-     .kernels = "(hgemm_wgmma_cluster_kernel) (hgemm_mma_kernel)",
+     .kernels = "(hgemm_wgmma_cluster_kernel) (hgemm_mma_kernel) (transpose_wide)",
      .dtypes = GL_HALVES,
      .flags = GL_BEST_FOR_DTYPES | GL_DETERMINISTIC,
      .tunables = {{"bn", {128, 256, 0}, GLC_HGEMM_WGMMA_DEFAULT_BN},

@@ -59,6 +59,7 @@ enum glc_matmul_variant {
   GLC_MATMUL_TF32 = 19, /* TF32 through variant 18's kernel, B transposed to K-major first */
   GLC_MATMUL_WGMMA_CLUSTER = 20, /* 18 in clusters of two blocks sharing B by TMA multicast, C
                                   * stored through shared memory by the TMA */
+  GLC_MATMUL_TF32_CLUSTER = 21,  /* TF32 through variant 20's kernel, B transposed first */
   /* CPU ladder */
   GLC_MATMUL_CPU_IJK = 100,
   GLC_MATMUL_CPU_IKJ = 101,

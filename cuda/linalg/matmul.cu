@@ -3,7 +3,7 @@
 // what changes from rung to rung is where the operands come from. The register-blocked rungs
 // (4-8, 10, 12) live in matmul_register.cu, matmul_warp.cu, matmul_tf32.cu and
 // matmul_multistage.cu (matmul_blocked.h);
-// cuBLAS (9, 11) in cublas.cu; TF32 on Hopper's wgmma (19) in hgemm_wgmma.cu, beside the half
+// cuBLAS (9, 11) in cublas.cu; TF32 on Hopper's wgmma (19, 21) in hgemm_wgmma.cu, beside the half
 // types' rungs whose kernel it shares. Every kernel takes any M, N, K: loads past the edge read
 // zeros, stores past it are skipped. Operands given transposed (glc_matmul's layout): cuBLAS
 // and tf32 read them in place; every other rung reads row-major copies (matmul_layout.cuh).
@@ -156,6 +156,7 @@ extern "C" int glc_matmul(int variant, const glc_matmul_tunables *tunables, int 
     case GLC_MATMUL_CUBLAS_TF32:
       break;
     case GLC_MATMUL_TF32:
+    case GLC_MATMUL_TF32_CLUSTER:
       if (glc_hgemm_wgmma_resolve(&t, &t) != 0)
         return glc_fail(cudaErrorInvalidValue, "glc_matmul(tunables)");
       break;
@@ -185,12 +186,14 @@ extern "C" int glc_matmul(int variant, const glc_matmul_tunables *tunables, int 
     case GLC_MATMUL_CUBLAS_TF32:
       return glc_cublas_gemm(dtype, true, layout, m, n, k, a, b, c, s);
     case GLC_MATMUL_TF32:
+    case GLC_MATMUL_TF32_CLUSTER:
       // Where the TMA can take A and B as they lie (glc_sgemm_tma_describes: k % 4 == 0, k
       // within the transpose's grid, the operands it reads in place 16-byte aligned); elsewhere
       // the other TF32 tensor-core rung, tf32_wmma, at its defaults, on row-major operands below.
       if (glc_sgemm_tma_describes(layout, k, a, b))
-        return glc_sgemm_wgmma_tf32(&t, layout, m, n, k, static_cast<const float *>(a),
-                                    static_cast<const float *>(b), fc, stream);
+        return (variant == GLC_MATMUL_TF32 ? glc_sgemm_wgmma_tf32 : glc_sgemm_wgmma_tf32_cluster)(
+            &t, layout, m, n, k, static_cast<const float *>(a), static_cast<const float *>(b), fc,
+            stream);
       t = glc_matmul_tunables{};
       if (glc_matmul_blocked_resolve(GLC_MATMUL_TF32_WMMA, &t) != 0)
         return glc_fail(cudaErrorInvalidValue, "glc_matmul(tunables)");
@@ -213,7 +216,8 @@ extern "C" int glc_matmul(int variant, const glc_matmul_tunables *tunables, int 
     case GLC_MATMUL_DOUBLE_BUFFERED:
       return glc_matmul_warp(variant, &t, m, n, k, fa, fb, fc, s);
     case GLC_MATMUL_TF32_WMMA:
-    case GLC_MATMUL_TF32:  // tf32's fallback: t holds tf32_wmma's defaults
+    case GLC_MATMUL_TF32:  // the fallback of tf32 and tf32_cluster: t holds tf32_wmma's defaults
+    case GLC_MATMUL_TF32_CLUSTER:
       return glc_matmul_tf32(&t, m, n, k, fa, fb, fc, s);
     case GLC_MATMUL_MULTISTAGE:
       return glc_matmul_multistage(&t, m, n, k, fa, fb, fc, s);

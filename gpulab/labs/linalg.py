@@ -130,7 +130,8 @@ def matmul(A, B, variant=None, stream=None, out_dtype=None, **tunables):
 
     A and B are each C-contiguous or F-contiguous: a transposed view (``x.T``,
     ``cupy.asfortranarray(x)``, ``t.t()``) is taken as it lies, with no copy, by the wgmma rungs
-    (where the TMA can read it: its rows a multiple of 8 elements), tf32 (B.T) and the cuBLAS
+    (where the TMA can read it: its rows a multiple of 8 elements), tf32 and tf32_cluster (B.T;
+    A.T they copy) and the cuBLAS
     rungs (their op flags); the other rungs copy it to row-major first, on the device (the CPU
     ladder on the host). Other strided views are refused.
 
@@ -145,10 +146,11 @@ def matmul(A, B, variant=None, stream=None, out_dtype=None, **tunables):
     32) for variants 0-3; ``tm`` for 4; ``bm``, ``bn``, ``bk`` for 5-8; ``warps`` (4, 8), ``bk``
     (8, 16), ``stages`` (2, 3, 4) and ``bm`` (128, 256; 256 with 8 warps only) for 12,
     multistage (``matmul_configurations`` lists the combinations). Every variant computes
-    in FP32 except tf32_wmma, tf32 and cublas_tf32, whose names say that they round A and B to
-    TF32 (a 10-bit mantissa): their bound in tests/references/linalg.py is TF32's. tf32 (Hopper's
-    wgmma; ``bn`` 128, 256 and ``stages`` 3, 4, 5, not 5 at bn=256) transposes B into a
-    workspace first and, where k % 4 != 0 or A is not 16-byte aligned, runs tf32_wmma's kernel.
+    in FP32 except tf32_wmma, tf32, tf32_cluster and cublas_tf32, whose names say that they round
+    A and B to TF32 (a 10-bit mantissa): their bound in tests/references/linalg.py is TF32's. tf32
+    and tf32_cluster (Hopper's wgmma, on wgmma_ws's and wgmma_cluster's kernels; ``bn`` 128, 256
+    and ``stages`` 3, 4, 5, not 5 at bn=256) transpose B into a workspace first and, where k % 4
+    != 0 or A is not 16-byte aligned, run tf32_wmma's kernel.
     The tensor-core rungs: wmma and wmma_multistage take ``bm``, ``bn`` (64, 128), ``bk`` (16,
     32), and wmma_multistage ``stages`` (2, 3, 4); mma_sync ``bm`` (64, 128), ``warps`` (4, 8)
     and ``stages`` (2, 3, 4); wgmma, wgmma_ws and wgmma_cluster ``bn`` (128, 256) and ``stages``
@@ -166,6 +168,7 @@ _REFUSED = {"multistage": lambda kw: kw.get("bm") == 256 and kw.get("warps") != 
             "wgmma": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5,
             "wgmma_ws": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5,
             "tf32": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5,
+            "tf32_cluster": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5,
             "wgmma_cluster": lambda kw: kw.get("bn") == 256 and kw.get("stages") == 5}
 
 

@@ -675,8 +675,9 @@ def test_ladder_order_and_ids():
         (0, "naive"), (1, "coalesced"), (2, "shared_tiles"), (3, "padded_tiles"),
         (4, "register_1d"), (5, "register_2d"), (6, "vectorized"), (7, "warp_tiling"),
         (8, "double_buffered"), (12, "multistage"), (9, "cublas"), (10, "tf32_wmma"),
-        (19, "tf32"), (11, "cublas_tf32"), (13, "wmma"), (14, "wmma_multistage"), (15, "mma_sync"),
-        (16, "cublaslt"), (17, "wgmma"), (18, "wgmma_ws"), (20, "wgmma_cluster"),
+        (19, "tf32"), (21, "tf32_cluster"), (11, "cublas_tf32"), (13, "wmma"),
+        (14, "wmma_multistage"), (15, "mma_sync"), (16, "cublaslt"), (17, "wgmma"),
+        (18, "wgmma_ws"), (20, "wgmma_cluster"),
         (100, "ijk"), (101, "ikj"), (102, "blocked"), (103, "blocked_openmp")]
     # ids from 1: the copy a transpose is measured against is gl.ceilings()' D2D copy
     assert ids("transpose") == [(1, "naive"), (2, "shared"), (3, "padded"), (4, "wide"),
@@ -719,7 +720,7 @@ def test_wgmma_rungs_run_their_own_kernel_where_the_tma_can(name, threads):
         ref.check_matmul(C.get(), A, B, variant=v)
 
 
-# ---------------------------------------------------------------- TF32 on wgmma (variant 19)
+# ------------------------------------------------ TF32 on wgmma (variants 19 and 21)
 
 # (M, K, N): one, k below and at one 4-float row of 16 bytes, k % 4 != 0 (tf32_wmma's kernel),
 # one 32-float slice and one slice plus a 16-byte row (the k tail zero-filled by the TMA), the
@@ -730,8 +731,12 @@ TF32_SHAPES = [(1, 1, 1), (1, 4, 1), (7, 5, 3), (8, 8, 8), (128, 32, 128), (129,
                (3, 8, 1000), (640, 260, 513)]
 
 
-def tf32_variant():
-    return next(v for v in gl.variants("matmul") if v.name == "tf32")
+# The TF32 rungs on the wgmma kernels, and the kernel each runs where the TMA can read A
+TF32_WGMMA = {"tf32": "hgemm_wgmma_ws_kernel", "tf32_cluster": "hgemm_wgmma_cluster_kernel"}
+
+
+def tf32_variant(name="tf32"):
+    return next(v for v in gl.variants("matmul") if v.name == name)
 
 
 def nan_in_the_pool(m, n):
@@ -747,10 +752,11 @@ def on_hopper():
 
 
 @pytest.mark.gpu
-def test_tf32_shapes_against_float64():
-    """The TF32 rung on awkward shapes, from device inputs into a C that most likely starts as
+@pytest.mark.parametrize("name", TF32_WGMMA)
+def test_tf32_shapes_against_float64(name):
+    """The TF32 rungs on awkward shapes, from device inputs into a C that most likely starts as
     NaN, against the float64 product under the TF32 bound (tests/references/linalg.py)."""
-    v = tf32_variant()
+    v = tf32_variant(name)
     for m, k, n in TF32_SHAPES:
         rng = rng_for("tf32", m, k, n)
         A, B = normal(rng, (m, k), np.float32), normal(rng, (k, n), np.float32)
@@ -760,12 +766,13 @@ def test_tf32_shapes_against_float64():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("kw", matmul_configurations(next(
-    v for v in gl.variants("matmul") if v.name == "tf32")), ids=repr)
-def test_tf32_every_configuration(kw):
+@pytest.mark.parametrize("name, kw", [(v.name, kw) for v in gl.variants("matmul")
+                                      if v.name in TF32_WGMMA
+                                      for kw in matmul_configurations(v)], ids=repr)
+def test_tf32_every_configuration(name, kw):
     """Each (bn, stages) instantiation on tiles that n and m do not fill and a k of several
     slices that wraps the stages (k = 1000: 32 slices), and one that does not fill the first."""
-    v = tf32_variant()
+    v = tf32_variant(name)
     for m, k, n in [(257, 132, 300), (130, 1000, 513), (65, 12, 40)]:
         rng = rng_for("tf32-config", repr(kw), m, k, n)
         A, B = normal(rng, (m, k), np.float32), normal(rng, (k, n), np.float32)
@@ -775,10 +782,11 @@ def test_tf32_every_configuration(kw):
 
 
 @pytest.mark.gpu
-def test_tf32_operands_off_the_16_byte_grain():
+@pytest.mark.parametrize("name", TF32_WGMMA)
+def test_tf32_operands_off_the_16_byte_grain(name):
     """B one element past a 16-byte boundary (the transpose's element-wise path; the wgmma
     kernel still runs), then A (tf32_wmma's kernel: the TMA cannot take A)."""
-    v = tf32_variant()
+    v = tf32_variant(name)
     m, k, n = 131, 40, 132
     rng = rng_for("tf32-view")
     A, B = normal(rng, m * k + 1, np.float32), normal(rng, k * n + 1, np.float32)
@@ -792,11 +800,12 @@ def test_tf32_operands_off_the_16_byte_grain():
 
 
 @pytest.mark.gpu
-def test_tf32_rounds_to_tf32():
+@pytest.mark.parametrize("name", TF32_WGMMA)
+def test_tf32_rounds_to_tf32(name):
     """1 + 3 * 2^-12 has two bits below TF32's 10-bit mantissa: times 1, FP32 keeps them and
     TF32 does not (1 truncated, 1 + 2^-10 rounded to nearest). Both kernels of the rung drop
     them, and the bound's 2 x 2^-10 a product covers either rounding."""
-    v = tf32_variant()
+    v = tf32_variant(name)
     a = np.float32(1 + 3 * 2.0 ** -12)
     for k in (4, 5):  # the wgmma kernel, then tf32_wmma's
         A = np.zeros((3, k), np.float32)
@@ -808,13 +817,15 @@ def test_tf32_rounds_to_tf32():
 
 
 @pytest.mark.gpu
-def test_tf32_runs_the_wgmma_kernel_where_the_tma_can():
+@pytest.mark.parametrize("name", TF32_WGMMA)
+def test_tf32_runs_the_wgmma_kernel_where_the_tma_can(name):
     """With k % 4 == 0 and A 16-byte aligned the rung launches the transpose of B (16 x 16
-    threads) and the warp-specialized wgmma kernel (384); elsewhere tf32_wmma's kernel alone
-    (256). Its table names all three as some calls' only, so test_inspect cannot tell."""
+    threads) and its wgmma kernel (384: a producer and two consumer warpgroups); elsewhere
+    tf32_wmma's kernel alone (256). Its table names all three as some calls' only, so
+    test_inspect cannot tell."""
     if not on_hopper():
         pytest.skip("wgmma and the TMA need compute capability 9.0")
-    v = tf32_variant()
+    v = tf32_variant(name)
     for (m, k, n), want in (((200, 64, 136), [(16, 16, 1), (384, 1, 1)]),
                             ((257, 132, 301), [(16, 16, 1), (384, 1, 1)]),
                             ((33, 47, 65), [(256, 1, 1)]), ((64, 62, 72), [(256, 1, 1)])):
@@ -823,6 +834,8 @@ def test_tf32_runs_the_wgmma_kernel_where_the_tma_can():
         dA, dB = gl.to_device(A), gl.to_device(B)
         C, notes = noted_launches(lambda: gl.matmul(dA, dB, variant=v.id))
         assert sorted(tuple(note["block"]) for note in notes) == want, ((m, k, n), notes)
+        if want != [(256, 1, 1)]:
+            assert TF32_WGMMA[name] in kernel_names(notes)
         ref.check_matmul(C.get(), A, B, variant=v)
 
 
@@ -834,24 +847,27 @@ def test_tf32_outside_hopper_raises_as_the_wgmma_rungs_do():
     if on_hopper():
         pytest.skip("a Hopper device runs the rung")
     A, B = np.ones((8, 8), np.float32), np.ones((8, 8), np.float32)
-    with pytest.raises(gl.CudaError, match="hgemm_wgmma_ws_kernel"):
-        gl.matmul(A, B, variant="tf32")
+    for name, kernel in TF32_WGMMA.items():
+        with pytest.raises(gl.CudaError, match=kernel):
+            gl.matmul(A, B, variant=name)
     with pytest.raises(gl.CudaError, match="hgemm_wgmma_ws_kernel"):
         gl.matmul(A.astype(np.float16), B.astype(np.float16), variant="wgmma_ws")
     if gl.device_info()["compute_capability"][0] >= 8:  # tf32_wmma's kernel needs sm_80
         A5, B5 = np.ones((8, 5), np.float32), np.ones((5, 8), np.float32)
-        assert (gl.matmul(A5, B5, variant="tf32") == 5).all()
+        for name in TF32_WGMMA:
+            assert (gl.matmul(A5, B5, variant=name) == 5).all()
 
 
-def test_tf32_tunables_are_refused_by_name():
+@pytest.mark.parametrize("name", TF32_WGMMA)
+def test_tf32_tunables_are_refused_by_name(name):
     """bn=256 with 5 stages (5 x 48 KiB of stages) is refused before anything runs, as for the
     half types' wgmma rungs; the grid the tests and the sanitizers run leaves it out."""
     A = np.ones((4, 4), np.float32)
     with pytest.raises(ValueError, match="at most 4 stages at bn=256"):
-        gl.matmul(A, A, variant="tf32", bn=256, stages=5)
+        gl.matmul(A, A, variant=name, bn=256, stages=5)
     with pytest.raises(ValueError, match="bk"):
-        gl.matmul(A, A, variant="tf32", bk=64)
-    v = tf32_variant()
+        gl.matmul(A, A, variant=name, bk=64)
+    v = tf32_variant(name)
     assert tuple(v.dtypes) == ("float32",)
     assert not v.best and not v.best_for_dtypes
     assert {"bn": 256, "stages": 5} not in matmul_configurations(v)
@@ -893,9 +909,10 @@ LAYOUTS = [(False, False), (True, False), (False, True), (True, True)]
 # (the same), odd everywhere (the wgmma rungs' TMA reads none of these rows: mma.sync on
 # row-major copies), every row a multiple of 8 (wgmma reads every layout in place), and M % 8 !=
 # 0 with K and N multiples of 8 (A.T falls back to row-major copies, B.T is read in place), past
-# one 128-row tile
+# one 128-row tile; then A.T in both warpgroups' boxes of a tile with two column tiles, and past
+# a cluster's 256 rows
 TRANSPOSED_SHAPES = [(0, 3, 4), (3, 0, 4), (1, 5, 3), (5, 1, 3), (6, 4, 1), (67, 35, 41),
-                     (64, 48, 72), (129, 40, 136)]
+                     (64, 48, 72), (129, 40, 136), (136, 72, 264), (264, 40, 136)]
 CONTAINERS = ["numpy", "device", "cupy", "torch"]
 
 
@@ -1038,21 +1055,26 @@ def test_wgmma_rungs_read_transposed_operands_in_place(name, kernel):
 
 
 @pytest.mark.gpu
-def test_tf32_reads_b_transposed_in_place():
+@pytest.mark.parametrize("name", TF32_WGMMA)
+def test_tf32_reads_b_transposed_in_place(name):
     """wgmma takes 32-bit B K-major only: B as it lies is transposed first, B.T (K-major
-    already) is read in place, with no transpose."""
+    already) is read in place, with no transpose; A.T (M-major) is transposed."""
     if not on_hopper():
         pytest.skip("wgmma and the TMA need compute capability 9.0")
-    v = tf32_variant()
+    v = tf32_variant(name)
+    kernel = TF32_WGMMA[name]
     for m, k, n in ((200, 64, 136), (257, 132, 301)):
-        for b_t, want in ((True, ["hgemm_wgmma_ws_kernel"]),
-                          (False, ["hgemm_wgmma_ws_kernel", "transpose_wide"])):
-            rng = rng_for("tf32-transposed", m, k, n, b_t)
-            A, B = normal(rng, (m, k), np.float32), laid_out(rng, (k, n), np.float32, b_t)
-            dA, dB = gl.to_device(A), placed_as("device", B)
-            C, notes = noted_launches(lambda: gl.matmul(dA, dB, variant=v.id))
-            assert kernel_names(notes) == want, ((m, k, n), b_t)
-            ref.check_matmul(C.get(), A, np.ascontiguousarray(B), variant=v)
+        for a_t in (False, True):
+            for b_t in (True, False):
+                want = sorted([kernel] + ["transpose_wide"] * (int(a_t) + int(not b_t)))
+                rng = rng_for("tf32-transposed", m, k, n, a_t, b_t)
+                A = laid_out(rng, (m, k), np.float32, a_t)
+                B = laid_out(rng, (k, n), np.float32, b_t)
+                dA, dB = placed_as("device", A), placed_as("device", B)
+                C, notes = noted_launches(lambda: gl.matmul(dA, dB, variant=v.id))
+                assert kernel_names(notes) == want, ((m, k, n), a_t, b_t)
+                ref.check_matmul(C.get(), np.ascontiguousarray(A), np.ascontiguousarray(B),
+                                 variant=v)
 
 
 @pytest.mark.gpu

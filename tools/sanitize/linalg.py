@@ -2,8 +2,8 @@
 transpose with every value of each of its tunables (block, tile, tm, bm, bn, bk, stages), and the
 top SGEMM rung (multistage) with every combination of its warps, bk and stages, at shapes that
 are empty, one, odd, exactly a tile and one past it (8, 16, 32, 64 and the 128-wide block tiles),
-tall and skinny and short and wide (for the TF32 rung also shapes with k % 4 == 0, which its
-wgmma kernel takes), in float32 and float64 where the variant takes them (float16 and bfloat16
+tall and skinny and short and wide (for the TF32 rungs also shapes with k % 4 == 0, which their
+wgmma kernels take), in float32 and float64 where the variant takes them (float16 and bfloat16
 on the tensor-core rungs, into C of their dtype and of float32), from
 NumPy and from device inputs; from device views one element past a 16-byte boundary (the
 vectorized matvec, matmul and transpose paths fall back to scalar accesses there); and matmul's
@@ -36,8 +36,10 @@ MATMUL_SHAPES = [(0, 3, 4), (3, 0, 4), (1, 1, 1), (7, 5, 3), (32, 32, 32), (33, 
 TF32_SHAPES = [(1, 4, 1), (130, 36, 133), (257, 132, 300), (129, 68, 2)]
 # Operands given transposed (x.T, F-contiguous): shapes where the wgmma rungs' TMA reads every
 # layout in place (every row a multiple of 8), B.T only (m % 8 != 0), none (odd), and k % 4 ==
-# 0 for the TF32 rung's wgmma kernel.
-TRANSPOSED_SHAPES = [(1, 5, 3), (7, 5, 3), (64, 48, 72), (129, 40, 136), (130, 36, 133)]
+# 0 for the TF32 rungs' wgmma kernels; the last two with A.T in both warpgroups' boxes, two
+# column tiles, and a cluster's second block.
+TRANSPOSED_SHAPES = [(1, 5, 3), (7, 5, 3), (64, 48, 72), (129, 40, 136), (130, 36, 133),
+                     (136, 72, 264), (264, 40, 136)]
 TRANSPOSE_SHAPES = [(0, 7), (1, 1), (9, 1), (31, 33), (32, 32), (33, 65), (64, 64), (65, 64),
                     (64, 68), (1000, 3), (3, 1000), (129, 257)]
 
@@ -71,7 +73,10 @@ class Runner:
 
 # Variants whose every combination of tunables is driven (each combination is its own compiled
 # instantiation); the others' tunables one at a time, which keeps racecheck's run short.
-FULL_GRID = ("multistage", "wgmma", "wgmma_ws", "tf32", "wgmma_cluster")
+FULL_GRID = ("multistage", "wgmma", "wgmma_ws", "tf32", "wgmma_cluster", "tf32_cluster")
+# The rungs that read transposed operands in place, each layout its own instantiations: every
+# configuration of theirs runs on the transposed layouts too.
+LAYOUT_GRID = ("wgmma", "wgmma_ws", "tf32", "wgmma_cluster", "tf32_cluster")
 
 
 def settings(v):
@@ -131,7 +136,7 @@ def matmul(r):
         for kw in settings(v):
             for dtype in dtypes(v):
                 for out in out_dtypes(dtype):
-                    shapes = MATMUL_SHAPES + (TF32_SHAPES if v.name == "tf32" else [])
+                    shapes = MATMUL_SHAPES + (TF32_SHAPES if v.name in ("tf32", "tf32_cluster") else [])
                     for m, k, n in shapes:
                         A = r.rng.standard_normal((m, k)).astype(dtype)
                         B = r.rng.standard_normal((k, n)).astype(dtype)
@@ -172,23 +177,25 @@ def on_device(a):
 
 
 def transposed(r, v):
-    """matmul variant v at its defaults on A.T, B.T and both, from device views (bfloat16, which
-    has no CUDA Array Interface to view, from NumPy) and from NumPy with --inputs both."""
-    for dtype in dtypes(v):
+    """matmul variant v on A.T, B.T and both (at its defaults, or LAYOUT_GRID's at every
+    configuration), from device views (bfloat16, which has no CUDA Array Interface to view, from
+    NumPy) and from NumPy with --inputs both."""
+    for kw, dtype in [(kw, dtype) for kw in (settings(v) if v.name in LAYOUT_GRID else [{}])
+                      for dtype in dtypes(v)]:
         for m, k, n in TRANSPOSED_SHAPES:
             for a_t, b_t in ((True, False), (False, True), (True, True)):
                 A, B = laid_out(r, (m, k), dtype, a_t), laid_out(r, (k, n), dtype, b_t)
-                what = f"matmul {v.name} {dtype} {m}x{k}x{n} A.T={a_t} B.T={b_t}"
+                what = f"matmul {v.name} {kw} {dtype} {m}x{k}x{n} A.T={a_t} B.T={b_t}"
 
                 def check(got, A=np.ascontiguousarray(A), B=np.ascontiguousarray(B), v=v):
                     ref.check_matmul(got, A, B, variant=v)
 
                 if dtype.name != "bfloat16":
-                    got = gl.matmul(on_device(A), on_device(B), variant=v.id)
+                    got = gl.matmul(on_device(A), on_device(B), variant=v.id, **kw)
                     settle()
                     r.check(check, what + " device", got.get())
                 if r.args.inputs == "both" or dtype.name == "bfloat16":
-                    got = gl.matmul(A, B, variant=v.id)
+                    got = gl.matmul(A, B, variant=v.id, **kw)
                     settle()
                     r.check(check, what + " numpy", got)
 

@@ -117,7 +117,7 @@ static int matmul_configure(gl_operands_call *c) {
     return -1;
   }
   if ((v->id == GLC_MATMUL_WGMMA || v->id == GLC_MATMUL_WGMMA_WS || v->id == GLC_MATMUL_TF32 ||
-       v->id == GLC_MATMUL_WGMMA_CLUSTER) &&
+       v->id == GLC_MATMUL_WGMMA_CLUSTER || v->id == GLC_MATMUL_TF32_CLUSTER) &&
       p->values.bn == 256 && p->values.stages == 5) {
     PyErr_Format(PyExc_ValueError,
                  "stages: variant %d (%s) of matmul takes at most 4 stages at bn=256 (5 stages of "

@@ -242,6 +242,20 @@ static const gl_variant matmul_variants[] = {
      .flags = GL_DETERMINISTIC,
      .tunables = {{"bn", {128, 256, 0}, GLC_HGEMM_WGMMA_DEFAULT_BN},
                   {"stages", {3, 4, 5, 0}, GLC_HGEMM_WGMMA_DEFAULT_STAGES}}},
+    {.id = GLC_MATMUL_TF32_CLUSTER,
+     .name = "tf32_cluster",
+     .backend = GL_BACKEND_CUDA,
+     .summary = "tf32 on wgmma_cluster's kernel: clusters of two blocks along M sharing B^T's "
+                "tile by TMA multicast (each block loads half of its rows), persistent, C stored "
+                "by the TMA. B is transposed first as tf32's is, or read in place given as B.T; "
+                "k % 4 != 0 or an A not 16-byte aligned runs tf32_wmma's kernel. Not FP32: never "
+                "the default.",
+     .seed = "PTX ISA: wgmma.mma_async .tf32, clusters, multicast::cluster",
+     .kernels = "(hgemm_wgmma_cluster_kernel) (transpose_wide) (sgemm_tf32_wmma)",
+     .dtypes = GL_DT(GLC_F32),
+     .flags = GL_DETERMINISTIC,
+     .tunables = {{"bn", {128, 256, 0}, GLC_HGEMM_WGMMA_DEFAULT_BN},
+                  {"stages", {3, 4, 5, 0}, GLC_HGEMM_WGMMA_DEFAULT_STAGES}}},
     {.id = GLC_MATMUL_CUBLAS_TF32,
      .name = "cublas_tf32",
      .backend = GL_BACKEND_CUDA,

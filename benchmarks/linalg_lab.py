@@ -590,9 +590,12 @@ def layout_view(torch, rng, rows, cols, transposed, dtype):
 
 
 def layouts_only(repeat, s):
-    """--layouts: gl.matmul on transposed views of torch tensors at s^3 for each layout, against
-    torch.matmul on the same views (float32 with TF32 allowed, against the TF32 rungs), each C
-    first checked against a float64 product; saved as linalg_layouts.json."""
+    """--layouts: gl.matmul on transposed views at s^3 for each layout: each rung on DeviceArray
+    views of torch tensors (gl.from_dlpack, the strides kept: gpulab's own container), the
+    default call also on the torch tensors themselves (the user's call, each call importing
+    them through DLPack), against torch.matmul on the same views (float32 with TF32 allowed,
+    against the TF32 rungs); each C first checked against a float64 product. Saved as
+    linalg_layouts.json."""
     import torch
     rng = np.random.default_rng(9)
     rows = []
@@ -603,6 +606,7 @@ def layouts_only(repeat, s):
         for layout, (a_t, b_t) in LAYOUTS.items():
             A = layout_view(torch, rng, s, s, a_t, dtype)
             B = layout_view(torch, rng, s, s, b_t, dtype)
+            dA, dB = gl.from_dlpack(A), gl.from_dlpack(B)
             C64 = torch.matmul(A.double(), B.double())
             scale = C64.abs().max().item()
             torch.backends.cuda.matmul.allow_tf32 = dtype_name == "float32"
@@ -612,22 +616,29 @@ def layouts_only(repeat, s):
             for name in variants:
                 if name is not None and name not in names:
                     continue
-                C = gl.matmul(A, B, variant=name)
+                C = gl.matmul(dA, dB, variant=name)
                 error = (torch.from_dlpack(C).double() - C64).abs().max().item() / scale
                 time.sleep(HALF_REST_S)
-                r = gl.bench(gl.matmul, A, B, variant=name, repeat=repeat, flush_l2=False)
-                rows.append({"dtype": dtype_name, "layout": layout, "m": s, "n": s, "k": s,
-                             "variant": name or f"default ({r.variant_name})",
-                             "median_ms": r.median_ms, "tflops": 2 * s ** 3 / r.median_ms / 1e9,
-                             "torch_ms": peer.median_ms,
-                             "over_torch": peer.median_ms / r.median_ms,
-                             "max_error_over_max_c": error,
-                             "kernels": kernels_launched(lambda: gl.matmul(A, B, variant=name))})
+                r = gl.bench(gl.matmul, dA, dB, variant=name, repeat=repeat, flush_l2=False)
+                out = {"dtype": dtype_name, "layout": layout, "m": s, "n": s, "k": s,
+                       "variant": name or f"default ({r.variant_name})",
+                       "median_ms": r.median_ms, "tflops": 2 * s ** 3 / r.median_ms / 1e9,
+                       "torch_ms": peer.median_ms, "over_torch": peer.median_ms / r.median_ms,
+                       "max_error_over_max_c": error,
+                       "kernels": kernels_launched(lambda: gl.matmul(dA, dB, variant=name))}
+                if name is None:  # the user's call on the torch tensors as they are
+                    time.sleep(HALF_REST_S)
+                    user = gl.bench(gl.matmul, A, B, repeat=repeat, flush_l2=False)
+                    out["torch_in_ms"] = user.median_ms
+                    out["torch_in_over_torch"] = peer.median_ms / user.median_ms
+                rows.append(out)
     print(gl.Table([{k: v for k, v in r.items() if k not in ("m", "n", "k")} for r in rows]))
     bad = [f"{r['dtype']} {r['layout']} {r['variant']}" for r in rows
            if not r["max_error_over_max_c"] < 1e-2]
     save("linalg_layouts", {"repeat": repeat, "size": s, "rest_s": HALF_REST_S,
                             "flush_l2": False, "layouts": list(LAYOUTS),
+                            "operands": "DeviceArray views of torch tensors (gl.from_dlpack); "
+                                        "torch_in_ms: the default call on the tensors",
                             "peer": "torch.matmul on the same views (allow_tf32 on for float32)",
                             "error": "max |C - C64| / max |C64| against torch's float64 product"},
          {"layouts": rows, "wrong": bad})

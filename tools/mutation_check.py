@@ -310,6 +310,15 @@ PLANTS: List[Plant] = [
           find="        mbar_wait(full + 8 * s, phase);\n        const uint64_t offset",
           replace="        const uint64_t offset",
           tool="result", driver=("linalg.py", "--only", "matmul:18", "--inputs", "device")),
+    # A's TMA box one row down: every tile multiplies A's rows shifted by one, and the last
+    # tile's box reaches one row past the matrix (the TMA zero-fills it). No sanitizer sees the
+    # TMA's reads, in the matrix or past it: the driver's result check is the tool.
+    Plant("linalg-wgmma-tma-box-row-past", "linalg",
+          "A's TMA box one row down, its last row past the matrix", "cuda/linalg/hgemm_wgmma.cu",
+          after="void wgmma_load_a(",
+          find="tma_load_2d(stage, map_a, bar, kt * S::BK, row0);",
+          replace="tma_load_2d(stage, map_a, bar, kt * S::BK, row0 + 1);",
+          tool="result", driver=("linalg.py", "--only", "matmul:18", "--inputs", "device")),
     # The TF32 rung's tensor map of B^T one row (of n) short: the TMA zero-fills the last row
     # of B^T, so C's last column comes out 0. No sanitizer sees the TMA's reads (and this one
     # reads less, not more): the driver's result check is the tool.

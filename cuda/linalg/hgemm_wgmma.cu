@@ -980,15 +980,30 @@ int wgmma_tensor_map(CUtensorMap *map, int dtype, const void *base, size_t inner
   return result == CUDA_SUCCESS ? cudaSuccess : glc_fail(cudaErrorInvalidValue, call);
 }
 
-// Whether the current device runs the kernels (sm90a.cuh).
-int wgmma_supported(bool *yes) {
-  static std::atomic<int> cached[glc_cached_devices] = {};
-  return glc_sm90a_kernels_loaded(&glc_hgemm_wgmma_built, cached, yes);
-}
-
 // The rungs' launchers (the 16-bit ones, and the float ones: ws for tf32, cluster for
 // tf32_cluster).
 enum class WgmmaRung { plain, ws, cluster };
+
+// 0 where the current device runs the kernels (sm90a.cuh), else cudaErrorNotSupported naming
+// rung R's kernel.
+int wgmma_runs_here(WgmmaRung R) {
+  static std::atomic<int> cached[glc_cached_devices] = {};
+  bool yes = false;
+  const int code = glc_sm90a_kernels_loaded(&glc_hgemm_wgmma_built, cached, &yes);
+  if (code || yes) return code;
+  return glc_fail(
+      cudaErrorNotSupported,
+      R == WgmmaRung::cluster ? "hgemm_wgmma_cluster_kernel(sm_90a build, compute capability 9.0)"
+      : R == WgmmaRung::ws    ? "hgemm_wgmma_ws_kernel(sm_90a build, compute capability 9.0)"
+                              : "hgemm_wgmma_kernel(sm_90a build, compute capability 9.0)");
+}
+
+// Whether the TMA's int32 coordinates reach every tile (a tile's origin plus its box stays below
+// 2^31).
+bool wgmma_coordinates_fit(size_t m, size_t n, size_t k) {
+  constexpr size_t limit = INT_MAX - 512;
+  return m <= limit && n <= limit && k <= limit;
+}
 
 // A launch's arguments beside its kernel's template: A's and B's tensor maps, rung 5's C map
 // (where tma_c), the sizes, C and how to store it.
@@ -998,6 +1013,18 @@ struct WgmmaArgs {
   void *c;
   int vector_c, tma_c;
   cudaStream_t stream;
+
+  WgmmaArgs(size_t m_, size_t n_, size_t k_, void *c_, cudaStream_t stream_)
+      : map_a{},
+        map_b{},
+        map_c{},
+        m(m_),
+        n(n_),
+        k(k_),
+        c(c_),
+        vector_c(0),
+        tma_c(0),
+        stream(stream_) {}
 };
 
 // Rungs 3 and 4.
@@ -1172,29 +1199,15 @@ int wgmma_gemm(const glc_matmul_tunables *tunables, int dtype, int out_dtype, in
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
   // k == 0: an empty sum, C = 0 (zero bits are 0.0 in all three types), with no kernel
   if (k == 0) return glc_memset_async(c, 0, m * n * out_bytes, stream);
-  bool supported = false;
-  code = wgmma_supported(&supported);
+  code = wgmma_runs_here(R);
   if (code) return code;
-  if (!supported)
-    return glc_fail(
-        cudaErrorNotSupported,
-        R == WgmmaRung::cluster ? "hgemm_wgmma_cluster_kernel(sm_90a build, compute capability 9.0)"
-        : R == WgmmaRung::ws    ? "hgemm_wgmma_ws_kernel(sm_90a build, compute capability 9.0)"
-                                : "hgemm_wgmma_kernel(sm_90a build, compute capability 9.0)");
-  // The tensor maps: 16-byte aligned bases and row strides; int32 TMA coordinates (a tile's
-  // origin plus its box stays below 2^31).
+  // The tensor maps: 16-byte aligned bases and row strides, and int32 coordinates.
   if (!glc_hgemm_tma_describes(layout, m, n, k, a, b))
     return glc_fail(cudaErrorNotSupported,
                     "glc_hgemm_wgmma(A's and B's rows % 8, 16-byte aligned A and B)");
-  constexpr size_t coordinate_limit = INT_MAX - 512;
-  if (m > coordinate_limit || n > coordinate_limit || k > coordinate_limit)
+  if (!wgmma_coordinates_fit(m, n, k))
     return glc_fail(cudaErrorNotSupported, "glc_hgemm_wgmma(m, n, k < 2^31)");
-  WgmmaArgs g;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.c = c;
-  g.stream = s;
+  WgmmaArgs g(m, n, k, c, s);
   // A: 128 rows (m) a box; A^T (k x m): 64 rows (k) of 64 columns (m), a box a warpgroup. B: 64
   // rows (k) of 64 columns (n); B^T (n x k): bn rows (n), bn / 2 for rung 5's halves.
   code = layout & GLC_MATMUL_A_T
@@ -1243,31 +1256,20 @@ int wgmma_tf32_gemm(const glc_matmul_tunables *tunables, int layout, size_t m, s
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
   // k == 0: an empty sum, C = 0, with no kernel
   if (k == 0) return glc_memset_async(c, 0, m * n * f, stream);
-  bool supported = false;
-  code = wgmma_supported(&supported);
+  code = wgmma_runs_here(R);
   if (code) return code;
-  if (!supported)
-    return glc_fail(cudaErrorNotSupported,
-                    CLUSTER ? "hgemm_wgmma_cluster_kernel(sm_90a build, compute capability 9.0)"
-                            : "hgemm_wgmma_ws_kernel(sm_90a build, compute capability 9.0)");
   if (!glc_sgemm_tma_describes(layout, k, a, b))
     return glc_fail(
         cudaErrorNotSupported,
         GLC_TF32_CALL("(k % 4, k <= 4194240, 16-byte aligned A and B^T read in place)"));
-  constexpr size_t coordinate_limit = INT_MAX - 512;
-  if (m > coordinate_limit || n > coordinate_limit || k > coordinate_limit)
+  if (!wgmma_coordinates_fit(m, n, k))
     return glc_fail(cudaErrorNotSupported, GLC_TF32_CALL("(m, n, k < 2^31)"));
 #undef GLC_TF32_CALL
   // A (m x k) and B^T (n x k), row-major (K-major, as wgmma takes 32-bit operands): given, or
   // written by the transpose's best rung into workspaces from the stream-ordered pool, whose
   // rows are k floats (16-byte multiples since k % 4 == 0) and whose blocks are aligned; their
   // destructors free them on the stream, after the kernel that reads them.
-  WgmmaArgs g;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.c = c;
-  g.stream = s;
+  WgmmaArgs g(m, n, k, c, s);
   CUtensorMap &map_a = g.map_a, &map_b = g.map_b;
   // B^T's boxes: bn rows (n), bn / 2 for rung 5's halves
   const unsigned bt_rows = static_cast<unsigned>(CLUSTER ? t.bn / 2 : t.bn);

@@ -969,6 +969,18 @@ def kernel_names(notes):
                   for note in notes)
 
 
+def launched_on_layout(v, rng, shape, dtype, a_t, b_t):
+    """matmul variant v on device A (m x k) and B (k x n) of dtype, each given transposed or not
+    as a_t and b_t say: the product checked against float64 under v's bound, and the base names
+    of the kernels the call launched, sorted."""
+    m, k, n = shape
+    A, B = laid_out(rng, (m, k), dtype, a_t), laid_out(rng, (k, n), dtype, b_t)
+    dA, dB = placed_as("device", A), placed_as("device", B)
+    C, notes = noted_launches(lambda: gl.matmul(dA, dB, variant=v.id))
+    ref.check_matmul(C.get(), np.ascontiguousarray(A), np.ascontiguousarray(B), variant=v)
+    return kernel_names(notes)
+
+
 @pytest.mark.parametrize("v, where", transposed_params())
 def test_matmul_takes_transposed_operands(v, where):
     """A.T and B.T views (F-contiguous) in all four layouts, from every container, against the
@@ -1045,13 +1057,8 @@ def test_wgmma_rungs_read_transposed_operands_in_place(name, kernel):
                                             "transpose_wide"])):
         for a_t, b_t in layouts:
             rng = rng_for("wgmma-transposed", name, m, k, n, a_t, b_t)
-            A = laid_out(rng, (m, k), np.float16, a_t)
-            B = laid_out(rng, (k, n), np.float16, b_t)
-            dA, dB = placed_as("device", A), placed_as("device", B)
-            C, notes = noted_launches(lambda: gl.matmul(dA, dB, variant=v.id))
-            assert kernel_names(notes) == want, ((m, k, n), a_t, b_t)
-            ref.check_matmul(C.get(), np.ascontiguousarray(A), np.ascontiguousarray(B),
-                             variant=v)
+            got = launched_on_layout(v, rng, (m, k, n), np.float16, a_t, b_t)
+            assert got == want, ((m, k, n), a_t, b_t)
 
 
 @pytest.mark.gpu
@@ -1068,13 +1075,8 @@ def test_tf32_reads_b_transposed_in_place(name):
             for b_t in (True, False):
                 want = sorted([kernel] + ["transpose_wide"] * (int(a_t) + int(not b_t)))
                 rng = rng_for("tf32-transposed", m, k, n, a_t, b_t)
-                A = laid_out(rng, (m, k), np.float32, a_t)
-                B = laid_out(rng, (k, n), np.float32, b_t)
-                dA, dB = placed_as("device", A), placed_as("device", B)
-                C, notes = noted_launches(lambda: gl.matmul(dA, dB, variant=v.id))
-                assert kernel_names(notes) == want, ((m, k, n), a_t, b_t)
-                ref.check_matmul(C.get(), np.ascontiguousarray(A), np.ascontiguousarray(B),
-                                 variant=v)
+                got = launched_on_layout(v, rng, (m, k, n), np.float32, a_t, b_t)
+                assert got == want, ((m, k, n), a_t, b_t)
 
 
 @pytest.mark.gpu
@@ -1086,11 +1088,7 @@ def test_library_rungs_read_transposed_operands_in_place(name):
     dtype = dtypes_of(v)[0]
     for a_t, b_t in LAYOUTS:
         rng = rng_for("library-transposed", name, a_t, b_t)
-        A, B = laid_out(rng, (67, 35), dtype, a_t), laid_out(rng, (35, 41), dtype, b_t)
-        dA, dB = placed_as("device", A), placed_as("device", B)
-        C, notes = noted_launches(lambda: gl.matmul(dA, dB, variant=v.id))
-        assert kernel_names(notes) == [], (a_t, b_t)
-        ref.check_matmul(C.get(), np.ascontiguousarray(A), np.ascontiguousarray(B), variant=v)
+        assert launched_on_layout(v, rng, (67, 35, 41), dtype, a_t, b_t) == [], (a_t, b_t)
 
 
 @pytest.mark.gpu
@@ -1102,12 +1100,8 @@ def test_row_major_copies_of_transposed_operands():
         v = next(v for v in gl.variants("matmul") if v.name == name)
         for a_t, b_t in LAYOUTS:
             rng = rng_for("row-major-copies", name, a_t, b_t)
-            A, B = laid_out(rng, (67, 35), dtype, a_t), laid_out(rng, (35, 41), dtype, b_t)
-            dA, dB = placed_as("device", A), placed_as("device", B)
-            C, notes = noted_launches(lambda: gl.matmul(dA, dB, variant=v.id))
-            assert kernel_names(notes) == sorted([kernel] + ["transpose_wide"] * (a_t + b_t))
-            ref.check_matmul(C.get(), np.ascontiguousarray(A), np.ascontiguousarray(B),
-                             variant=v)
+            got = launched_on_layout(v, rng, (67, 35, 41), dtype, a_t, b_t)
+            assert got == sorted([kernel] + ["transpose_wide"] * (a_t + b_t)), (a_t, b_t)
 
 
 @pytest.mark.gpu

@@ -524,13 +524,16 @@ def test_cli_exits_two_on_bad_input(files, tmp_path, args, words):
 
 
 def test_cli_back_to_back_cpu_main_jobs_exit_zero(tmp_path):
-    """The case that used to fail: the same code run twice on the CPU, a few seconds apart."""
+    """The case that used to fail: the same code run twice on the CPU, a few seconds apart. The
+    children see no GPU even on a GPU machine, whose device other test processes may share."""
     paths = [tmp_path / f"run{i}.json" for i in (1, 2)]
     for path in paths:
         done = subprocess.run([sys.executable, "-m", "gpulab", "--ops", "saxpy,reduce",
                                "--scale", "0.01", "--no-peers", "--json", str(path)], cwd=ROOT,
-                              capture_output=True, text=True, timeout=300, env=child_env())
+                              capture_output=True, text=True, timeout=300,
+                              env=child_env(CUDA_VISIBLE_DEVICES=""))
         assert done.returncode == 0, done.stderr
+        assert {r["backend"] for r in json.loads(path.read_text())["results"]} == {"cpu"}
     done = run_compare(*paths)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("OK: 0 regressions") and "interval" in done.stdout

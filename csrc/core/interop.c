@@ -206,6 +206,170 @@ static gl_DeviceArrayObject *from_dlpack(PyObject *obj, const char *argname, glc
   return a;
 }
 
+/* ---- PyTorch tensors and CuPy arrays, read directly ---- */
+
+/* torch's __cuda_array_interface__ and __dlpack__ are Python code (a dict, or a stream object and
+ * an event, each call): 40-120 us an operand on an H200, more than a small kernel. A plain strided
+ * CUDA torch.Tensor is read here through its C accessors, with its current stream ordered before
+ * ours as DLPack does. Subclasses, sparse, complex and requires_grad tensors take the protocols. */
+static struct {
+  int state; /* 0: torch not imported yet; 1: ready; -1: not the API expected, protocols only */
+  PyTypeObject *tensor;
+  PyObject *strided, *raw_stream; /* torch.strided, torch._C._cuda_getCurrentRawStream */
+  PyObject *descrs;               /* torch.dtype -> NumPy descr */
+} torch_api;
+
+static PyObject *imported_module(const char *name) {
+  PyObject *key = PyUnicode_InternFromString(name);
+  PyObject *module = key ? PyImport_GetModule(key) : NULL; /* NULL, no error: not imported */
+  Py_XDECREF(key);
+  PyErr_Clear();
+  return module;
+}
+
+static int torch_load(PyObject *torch) {
+  static const struct {
+    const char *name;
+    gl_DLDataType dl;
+  } dtypes[] = {{"float16", {GL_DL_FLOAT, 16, 1}}, {"float32", {GL_DL_FLOAT, 32, 1}},
+                {"float64", {GL_DL_FLOAT, 64, 1}}, {"bfloat16", {GL_DL_BFLOAT, 16, 1}},
+                {"int8", {GL_DL_INT, 8, 1}},       {"int16", {GL_DL_INT, 16, 1}},
+                {"int32", {GL_DL_INT, 32, 1}},     {"int64", {GL_DL_INT, 64, 1}},
+                {"uint8", {GL_DL_UINT, 8, 1}},     {"uint16", {GL_DL_UINT, 16, 1}},
+                {"uint32", {GL_DL_UINT, 32, 1}},   {"uint64", {GL_DL_UINT, 64, 1}},
+                {"bool", {GL_DL_BOOL, 8, 1}}};
+  PyObject *tensor = PyObject_GetAttrString(torch, "Tensor");
+  PyObject *c = PyObject_GetAttrString(torch, "_C");
+  torch_api.strided = PyObject_GetAttrString(torch, "strided");
+  torch_api.raw_stream = c ? PyObject_GetAttrString(c, "_cuda_getCurrentRawStream") : NULL;
+  torch_api.descrs = PyDict_New();
+  Py_XDECREF(c);
+  if (!tensor || !PyType_Check(tensor) || !torch_api.strided || !torch_api.raw_stream ||
+      !torch_api.descrs) {
+    Py_XDECREF(tensor);
+    PyErr_Clear();
+    return -1;
+  }
+  torch_api.tensor = (PyTypeObject *)tensor;
+  for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) {
+    PyObject *dtype = PyObject_GetAttrString(torch, dtypes[i].name);
+    PyArray_Descr *descr = dtype ? gl_descr_from_dl(dtypes[i].dl) : NULL;
+    if (descr && PyDict_SetItem(torch_api.descrs, dtype, (PyObject *)descr) < 0) Py_CLEAR(descr);
+    Py_XDECREF(dtype);
+    Py_XDECREF(descr);
+    PyErr_Clear(); /* a dtype this torch or NumPy lacks (bfloat16 without ml_dtypes) stays out */
+  }
+  return 1;
+}
+
+static int torch_ready(void) {
+  if (torch_api.state == 0) {
+    PyObject *torch = imported_module("torch");
+    if (!torch) return 0;
+    torch_api.state = torch_load(torch);
+    Py_DECREF(torch);
+  }
+  return torch_api.state > 0;
+}
+
+static int is_torch_tensor(PyObject *obj) {
+  return torch_ready() && Py_TYPE(obj) == torch_api.tensor;
+}
+
+/* A bool attribute, or -1 with an error set. */
+static int attr_true(PyObject *obj, const char *name) {
+  PyObject *v = PyObject_GetAttrString(obj, name);
+  int r = v ? PyObject_IsTrue(v) : -1;
+  Py_XDECREF(v);
+  return r;
+}
+
+/* An int from obj.name(*args), or -1 with an error set. */
+static long long call_int(PyObject *obj, const char *name) {
+  PyObject *v = PyObject_CallMethod(obj, name, NULL);
+  long long r = v ? PyLong_AsLongLong(v) : -1;
+  Py_XDECREF(v);
+  return r;
+}
+
+/* 1 with *out set: obj, a torch.Tensor, as a DeviceArray; 0: obj is not one this path reads (the
+ * protocols will); -1: an error. */
+static int torch_import(PyObject *obj, const char *argname, glc_stream stream, int any_device,
+                        gl_DeviceArrayObject **out) {
+  if (!is_torch_tensor(obj)) return 0;
+  int cuda = attr_true(obj, "is_cuda"), grad = cuda > 0 ? attr_true(obj, "requires_grad") : 0;
+  if (cuda < 0 || grad < 0) return -1;
+  if (!cuda || grad) return 0;
+  PyObject *layout = PyObject_GetAttrString(obj, "layout");
+  PyObject *dtype = layout ? PyObject_GetAttrString(obj, "dtype") : NULL;
+  PyArray_Descr *descr =
+      dtype ? (PyArray_Descr *)PyDict_GetItemWithError(torch_api.descrs, dtype) : NULL;
+  int plain = layout == torch_api.strided && descr;
+  Py_XDECREF(layout);
+  Py_XDECREF(dtype);
+  if (PyErr_Occurred()) return -1;
+  if (!plain) return 0;
+  long long device = call_int(obj, "get_device");
+  if (device == -1 && PyErr_Occurred()) return -1;
+  if (device != 0 && !any_device) {
+    PyErr_Format(PyExc_ValueError,
+                 "%s lives on device %lld; gpulab runs on device 0 (mixed devices)", argname,
+                 device);
+    return -1;
+  }
+  PyObject *shape = PyObject_GetAttrString(obj, "shape");
+  PyObject *strides = shape ? PyObject_CallMethod(obj, "stride", NULL) : NULL;
+  PyObject *data = strides ? PyObject_CallMethod(obj, "data_ptr", NULL) : NULL;
+  int ndim = shape && PyTuple_Check(shape) ? (int)PyTuple_GET_SIZE(shape) : -1;
+  int ok =
+      data && ndim >= 0 && strides && PyTuple_Check(strides) && PyTuple_GET_SIZE(strides) == ndim;
+  if (ok && ndim > GL_MAX_NDIM) {
+    PyErr_Format(PyExc_ValueError, "%s has more than %d dimensions", argname, GL_MAX_NDIM);
+    ok = 0;
+  }
+  Py_ssize_t dims[GL_MAX_NDIM], byte_strides[GL_MAX_NDIM];
+  const Py_ssize_t itemsize = PyDataType_ELSIZE(descr);
+  void *ptr = ok ? PyLong_AsVoidPtr(data) : NULL;
+  ok = ok && !PyErr_Occurred() && tuple_of_ssize(shape, dims, ndim, "shape") == 0 &&
+       tuple_of_ssize(strides, byte_strides, ndim, "strides") == 0;
+  for (int i = 0; ok && i < ndim; i++) byte_strides[i] *= itemsize;
+  Py_XDECREF(shape);
+  Py_XDECREF(strides);
+  Py_XDECREF(data);
+  if (!ok) {
+    if (!PyErr_Occurred())
+      PyErr_Format(PyExc_ValueError, "%s: torch gave a malformed shape or stride", argname);
+    return -1;
+  }
+  if (gl_check_extent(ndim, dims, itemsize, argname) < 0) return -1;
+  if (!any_device) {
+    PyObject *raw = PyObject_CallFunction(torch_api.raw_stream, "L", device);
+    glc_stream producer = NULL;
+    int bad = !raw || gl_stream_handle_arg(raw, "torch's current stream", &producer) < 0;
+    Py_XDECREF(raw);
+    if (bad) return -1;
+    int code = gl_order_streams(producer, stream);
+    if (code) return gl_raise_cuda(code), -1;
+  }
+  *out = gl_devarray_wrap(ptr, ndim, dims, byte_strides, descr, (int)device, 0, obj);
+  return *out ? 1 : -1;
+}
+
+/* CuPy's arrays are always on a device; its __cuda_array_interface__ (a dict and a stream query)
+ * is then read once, by the import, not by the classification too. */
+static int is_cupy_array(PyObject *obj) {
+  static PyTypeObject *ndarray;
+  if (!ndarray) {
+    PyObject *cupy = imported_module("cupy");
+    PyObject *type = cupy ? PyObject_GetAttrString(cupy, "ndarray") : NULL;
+    Py_XDECREF(cupy);
+    PyErr_Clear();
+    if (type && !PyType_Check(type)) Py_CLEAR(type);
+    ndarray = (PyTypeObject *)type; /* kept for the process's life */
+  }
+  return ndarray && Py_TYPE(obj) == ndarray;
+}
+
 /* ---- classification ---- */
 
 static int dlpack_device_type(PyObject *obj) {
@@ -226,6 +390,12 @@ static int dlpack_device_type(PyObject *obj) {
 int gl_is_device_operand(PyObject *obj) {
   if (gl_DeviceArray_Check(obj)) return 1;
   if (PyArray_Check(obj)) return 0;
+  if (is_cupy_array(obj)) return 1;
+  if (is_torch_tensor(obj)) {
+    const int cuda = attr_true(obj, "is_cuda");
+    PyErr_Clear(); /* as hasattr would */
+    return cuda > 0;
+  }
   if (PyObject_HasAttrString(obj, "__cuda_array_interface__")) return 1;
   if (!PyObject_HasAttrString(obj, "__dlpack_device__")) return 0;
   int type = dlpack_device_type(obj);
@@ -267,6 +437,9 @@ gl_DeviceArrayObject *gl_as_device_array(PyObject *obj, const char *argname, glc
     gl_devarray_forget_mirror((gl_DeviceArrayObject *)obj);
     return (gl_DeviceArrayObject *)Py_NewRef(obj);
   }
+  gl_DeviceArrayObject *tensor = NULL;
+  int read = torch_import(obj, argname, stream, 0, &tensor);
+  if (read) return read > 0 ? tensor : NULL;
   PyObject *cai = PyObject_GetAttrString(obj, "__cuda_array_interface__");
   /* An interface without a stream (version 2, PyTorch's) says nothing of pending work; DLPack
    * then lets the producer order its own stream before ours. */
@@ -282,6 +455,9 @@ gl_DeviceArrayObject *gl_as_device_array_anywhere(PyObject *obj, const char *arg
     gl_devarray_forget_mirror((gl_DeviceArrayObject *)obj);
     return (gl_DeviceArrayObject *)Py_NewRef(obj);
   }
+  gl_DeviceArrayObject *tensor = NULL;
+  int read = torch_import(obj, argname, NULL, 1, &tensor);
+  if (read) return read > 0 ? tensor : NULL;
   /* Without stream ordering, any interface will do: CAI first, whatever its version. */
   return import_foreign(obj, PyObject_GetAttrString(obj, "__cuda_array_interface__"), argname, NULL,
                         1);

@@ -269,6 +269,57 @@ def test_pending_torch_work_is_ordered(torch):
     assert (got == np.float32(3.25)).all(), "gpulab read x before PyTorch had written it"
 
 
+def test_pending_torch_work_on_a_side_stream_is_ordered(torch):
+    """The stream ordered first is PyTorch's current one, whichever the user made current."""
+    n = 1 << 20
+    x = torch.full((n,), -7.0, dtype=torch.float32, device="cuda")
+    y = torch.full((n,), 0.25, dtype=torch.float32, device="cuda")
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(_spin_cycles())
+        x.fill_(1.5)
+        got = gl.saxpy(2.0, x, y).get()
+    assert (got == np.float32(3.25)).all(), "gpulab read x before PyTorch's side stream wrote it"
+
+
+def test_torch_tensors_are_read_without_their_python_protocols(torch, monkeypatch):
+    """A plain CUDA tensor is read through its C accessors: torch's __cuda_array_interface__ and
+    __dlpack__ (Python, tens of us a call) are not called, for views and offsets alike."""
+    def refused(*args, **kwargs):
+        raise AssertionError("gpulab called a torch protocol")
+
+    monkeypatch.setattr(torch.Tensor, "__cuda_array_interface__", property(refused))
+    monkeypatch.setattr(torch.Tensor, "__dlpack__", refused)
+    monkeypatch.setattr(torch.Tensor, "__dlpack_device__", refused)
+    rng = np.random.default_rng(5)
+    a, x, y = saxpy_inputs(1 << 12, np.float32)
+    tx, ty = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
+    assert_saxpy_close(gl.saxpy(a, tx[7:], ty[7:]).get(), a, x[7:], y[7:])
+    d = gl.as_device(tx[3:])
+    assert d.ptr == tx.data_ptr() + 12 and d.shape == (x.size - 3,)
+    A = rng.standard_normal((67, 45))
+    B = rng.standard_normal((67, 33))
+    tA, tB = torch.from_numpy(A).cuda(), torch.from_numpy(B).cuda()
+    got = gl.matmul(tA.t(), tB).get()  # A.T: F-contiguous, strides in elements become bytes
+    np.testing.assert_allclose(got, A.T @ B, rtol=1e-12, atol=1e-12)
+    h = torch.from_numpy(rng.standard_normal((64, 64)).astype(np.float32)).cuda()
+    hb = h.to(torch.bfloat16)
+    got = gl.matmul(hb, hb, out_dtype=np.float32).get()
+    ref = hb.float().double().cpu().numpy()
+    np.testing.assert_allclose(got, ref @ ref, rtol=1e-5, atol=1e-4)
+
+
+def test_torch_tensors_the_fast_path_leaves_to_the_protocols(torch):
+    """What the C accessors do not read goes the protocols' way, with torch's own refusals."""
+    t = torch.ones(16, device="cuda", requires_grad=True)
+    with pytest.raises(RuntimeError, match="gradient"):
+        gl.reduce(t)
+    assert float(gl.reduce(t.detach()).item()) == 16.0
+    with pytest.raises(TypeError, match="NumPy array or a device array|device array"):
+        gl.saxpy(2.0, torch.ones(4), torch.ones(4, device="cuda"))
+
+
 def test_gpulab_results_are_ordered_for_torch(torch):
     """torch.from_dlpack waits for gpulab's pending work (the DLPack stream handshake)."""
     n = 1 << 22

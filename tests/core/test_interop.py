@@ -298,11 +298,11 @@ def test_torch_tensors_are_read_without_their_python_protocols(torch, monkeypatc
     assert_saxpy_close(gl.saxpy(a, tx[7:], ty[7:]).get(), a, x[7:], y[7:])
     d = gl.as_device(tx[3:])
     assert d.ptr == tx.data_ptr() + 12 and d.shape == (x.size - 3,)
-    A = rng.standard_normal((67, 45))
-    B = rng.standard_normal((67, 33))
+    A = rng.standard_normal((67, 45)).astype(np.float32)
+    B = rng.standard_normal((67, 33)).astype(np.float32)
     tA, tB = torch.from_numpy(A).cuda(), torch.from_numpy(B).cuda()
     got = gl.matmul(tA.t(), tB).get()  # A.T: F-contiguous, strides in elements become bytes
-    np.testing.assert_allclose(got, A.T @ B, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got, A.T.astype(np.float64) @ B, rtol=1e-5, atol=1e-4)
     h = torch.from_numpy(rng.standard_normal((64, 64)).astype(np.float32)).cuda()
     hb = h.to(torch.bfloat16)
     got = gl.matmul(hb, hb, out_dtype=np.float32).get()
@@ -313,7 +313,7 @@ def test_torch_tensors_are_read_without_their_python_protocols(torch, monkeypatc
 def test_torch_tensors_the_fast_path_leaves_to_the_protocols(torch):
     """What the C accessors do not read goes the protocols' way, with torch's own refusals."""
     t = torch.ones(16, device="cuda", requires_grad=True)
-    with pytest.raises(RuntimeError, match="gradient"):
+    with pytest.raises((RuntimeError, BufferError), match="gradient"):  # as torch words it
         gl.reduce(t)
     assert float(gl.reduce(t.detach()).item()) == 16.0
     with pytest.raises(TypeError, match="NumPy array or a device array|device array"):

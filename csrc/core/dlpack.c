@@ -89,12 +89,8 @@ PyArray_Descr *gl_descr_from_dl(gl_DLDataType t) {
 
 int gl_order_streams(glc_stream producer, glc_stream consumer) {
   if (producer == consumer) return 0;
-  /* A producer with nothing left to run (inputs made earlier, the usual case) needs no event: one
-   * query costs a fraction of creating, recording, waiting on and destroying one. */
-  int code = glc_stream_query(producer);
-  if (code != 600) return code; /* 0: all done; else an error. 600: cudaErrorNotReady */
   glc_event event;
-  code = glc_event_create(&event, 0);
+  int code = glc_event_create(&event, 0);
   if (code) return code;
   code = glc_event_record(event, producer);
   if (!code) code = glc_stream_wait_event(consumer, event);

@@ -209,9 +209,10 @@ static gl_DeviceArrayObject *from_dlpack(PyObject *obj, const char *argname, glc
 /* ---- PyTorch tensors and CuPy arrays, read directly ---- */
 
 /* torch's __cuda_array_interface__ and __dlpack__ are Python code (a dict, or a stream object and
- * an event, each call): 40-120 us an operand on an H200, more than a small kernel. A plain strided
- * CUDA torch.Tensor is read here through its C accessors, with its current stream ordered before
- * ours as DLPack does. Subclasses, sparse, complex and requires_grad tensors take the protocols. */
+ * an event, each call): about 40 us an operand on an H200, more than a small kernel. A plain
+ * strided CUDA torch.Tensor is read here through its C accessors, with its current stream ordered
+ * before ours as DLPack does. Subclasses, sparse, complex and requires_grad tensors take the
+ * protocols. */
 static struct {
   int state; /* 0: torch not imported yet; 1: ready; -1: not the API expected, protocols only */
   PyTypeObject *tensor;

@@ -543,8 +543,8 @@ TF32_ROWS = ("cublas", "tf32_wmma", "tf32", "tf32_cluster", "cublas_tf32")
 
 def tf32_only(repeat, sizes):
     """The TF32 rungs alone at 4096^3 and 8192^3 (the FP32 ladder's rows, frac_cublas against
-    cublas_tf32), then tf32's and tf32_cluster's every (bn, stages) at each size, each after HALF_REST_S of rest,
-    saved as linalg_tf32.json."""
+    cublas_tf32), then tf32's and tf32_cluster's every (bn, stages) at each size, each after
+    HALF_REST_S of rest, saved as linalg_tf32.json."""
     matmul = matmul_ladder(sizes, repeat, only=TF32_ROWS, rest_s=HALF_REST_S)
     print(gl.Table([{"m": r["m"], "variant": r["variant"], "median_ms": r["median_ms"],
                      "tflops": r["gflops"] / 1e3, "frac_cublas": r["frac_cublas"]}
@@ -572,6 +572,7 @@ def tf32_only(repeat, sizes):
                          "rest_s": HALF_REST_S},
          {"matmul": matmul, "tf32_grid": grid})
 
+
 # The four ways A and B can lie: each C-contiguous, or a transposed view (x.T of a C-contiguous
 # (cols, rows) tensor), as users pass them.
 LAYOUTS = {"A B": (False, False), "A.T B": (True, False), "A B.T": (False, True),
@@ -593,9 +594,8 @@ def layouts_only(repeat, s):
     """--layouts: gl.matmul on transposed views at s^3 for each layout: each rung on DeviceArray
     views of torch tensors (gl.from_dlpack, the strides kept: gpulab's own container), the
     default call also on the torch tensors themselves (the user's call, each call importing
-    them through DLPack), against torch.matmul on the same views (float32 with TF32 allowed,
-    against the TF32 rungs); each C first checked against a float64 product. Saved as
-    linalg_layouts.json."""
+    them), against torch.matmul on the same views (float32 with TF32 allowed, against the TF32
+    rungs); each C first checked against a float64 product. Saved as linalg_layouts.json."""
     import torch
     rng = np.random.default_rng(9)
     rows = []
@@ -656,9 +656,9 @@ def main():
                              "8192^3 and the odd shapes, against cuBLASLt and the measured "
                              "tensor-core ceilings, saved as linalg_half.json")
     parser.add_argument("--tf32", action="store_true",
-                        help="only the TF32 rows (cublas, tf32_wmma, tf32, cublas_tf32) and "
-                             "tf32's (bn, stages) grid at 4096^3 and 8192^3, saved as "
-                             "linalg_tf32.json")
+                        help="only the TF32 rows (cublas, tf32_wmma, tf32, tf32_cluster, "
+                             "cublas_tf32) and tf32's and tf32_cluster's (bn, stages) grids at "
+                             "4096^3 and 8192^3, saved as linalg_tf32.json")
     parser.add_argument("--layouts", action="store_true",
                         help="only transposed views (A.T, B.T) of torch tensors at 4096^3: the "
                              "default call, the tensor-core rungs that read them in place and "

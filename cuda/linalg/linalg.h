@@ -59,7 +59,7 @@ enum glc_matmul_variant {
   GLC_MATMUL_TF32 = 19, /* TF32 through variant 18's kernel, B transposed to K-major first */
   GLC_MATMUL_WGMMA_CLUSTER = 20, /* 18 in clusters of two blocks sharing B by TMA multicast, C
                                   * stored through shared memory by the TMA */
-  GLC_MATMUL_TF32_CLUSTER = 21,  /* TF32 through variant 20's kernel, B transposed first */
+  GLC_MATMUL_TF32_CLUSTER = 21,  /* TF32 through variant 20's kernel, B transposed as 19's */
   /* CPU ladder */
   GLC_MATMUL_CPU_IJK = 100,
   GLC_MATMUL_CPU_IKJ = 101,
@@ -105,9 +105,10 @@ GLC_API int glc_matvec(int variant, int block, int dtype, size_t m, size_t n, co
                        const void *x, void *y, glc_stream stream);
 /* C[m x n] = A[m x k] B[k x n]; dtype GLC_F32 (GLC_F64 for variant 9). Any m, n, k >= 0; k == 0
  * gives zeros. A and B lie as layout says (glc_matmul_layout bits); C is row-major. The rungs
- * that can read a transposed operand in place do (cuBLAS's op flags, variants 9 and 11; tf32,
- * 19, where glc_sgemm_tma_describes holds); every other one reads row-major operands, copied
- * there first on the stream (glc_matmul_row_major, matmul_layout.cuh). */
+ * that can read a transposed operand in place do (cuBLAS's op flags, variants 9 and 11; B^T on
+ * tf32 and tf32_cluster, 19 and 21, where glc_sgemm_tma_describes holds); every other one reads
+ * row-major operands, copied there first on the stream (glc_matmul_row_major,
+ * matmul_layout.cuh). */
 GLC_API int glc_matmul(int variant, const glc_matmul_tunables *tunables, int dtype, int layout,
                        size_t m, size_t n, size_t k, const void *a, const void *b, void *c,
                        glc_stream stream);

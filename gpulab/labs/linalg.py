@@ -8,9 +8,9 @@ a ladder from S2's first loops to cuBLAS.
     gl.transpose(A)              # np.ascontiguousarray(A.T), 4- and 8-byte dtypes
 
 NumPy in, NumPy out; device arrays in, DeviceArray out, asynchronously on `stream`. Operands are
-C-contiguous (matmul's may also be transposed views, F-contiguous); shapes that do not fit raise ValueError before anything runs, and messages name
-the argument. FP32 means FP32: no variant rounds to TF32 unless its name says so (matmul's
-tf32_wmma and cublas_tf32).
+C-contiguous (matmul's may also be transposed views, F-contiguous); shapes that do not fit raise
+ValueError before anything runs, and messages name the argument. FP32 means FP32: no variant
+rounds to TF32 unless its name says so (matmul's tf32_wmma, tf32, tf32_cluster and cublas_tf32).
 """
 
 import itertools
@@ -125,17 +125,16 @@ def _cupy_matmul(A, B, **_):
 def matmul(A, B, variant=None, stream=None, out_dtype=None, **tunables):
     """C = A @ B for (M, K) and (K, N) matrices of one dtype: float32 on every variant, float64
     on the CPU ladder and cuBLAS (variant 9), float16 and bfloat16 on the tensor-core rungs
-    (wmma, wmma_multistage, cublaslt) and the CPU's blocked_openmp. Any M, N, K >= 0, not only
-    multiples of a tile; K == 0 gives zeros.
+    (wmma, wmma_multistage, mma_sync, cublaslt, wgmma, wgmma_ws, wgmma_cluster) and the CPU's
+    blocked_openmp. Any M, N, K >= 0, not only multiples of a tile; K == 0 gives zeros.
 
     A and B are each C-contiguous or F-contiguous: a transposed view (``x.T``,
     ``cupy.asfortranarray(x)``, ``t.t()``) is taken as it lies, with no copy, by the wgmma rungs
     (where the TMA can read it: its rows a multiple of 8 elements), tf32 and tf32_cluster (B.T;
-    A.T they copy) and the cuBLAS
-    rungs (their op flags); the other rungs copy it to row-major first, on the device (the CPU
-    ladder on the host). Other strided views are refused.
+    A.T they copy) and the cuBLAS rungs (their op flags); the other rungs copy it to row-major
+    first, on the device (the CPU ladder on the host). Other strided views are refused.
 
-    float16 and bfloat16 (NumPy's bfloat16 is ml_dtypes'; PyTorch's comes through DLPack) are
+    float16 and bfloat16 (NumPy's bfloat16 is ml_dtypes'; PyTorch's bfloat16 tensors are taken as they are) are
     summed in FP32 and C is rounded once to their dtype, or kept in float32 with
     ``out_dtype=np.float32``; for float32 and float64, out_dtype is None or their own dtype. A and
     B of different dtypes are a TypeError. variant=None on half-precision inputs runs the
@@ -149,8 +148,8 @@ def matmul(A, B, variant=None, stream=None, out_dtype=None, **tunables):
     in FP32 except tf32_wmma, tf32, tf32_cluster and cublas_tf32, whose names say that they round
     A and B to TF32 (a 10-bit mantissa): their bound in tests/references/linalg.py is TF32's. tf32
     and tf32_cluster (Hopper's wgmma, on wgmma_ws's and wgmma_cluster's kernels; ``bn`` 128, 256
-    and ``stages`` 3, 4, 5, not 5 at bn=256) transpose B into a workspace first and, where k % 4
-    != 0 or A is not 16-byte aligned, run tf32_wmma's kernel.
+    and ``stages`` 3, 4, 5, not 5 at bn=256) transpose B into a workspace first (B.T they read in
+    place) and, where k % 4 != 0 or A is not 16-byte aligned, run tf32_wmma's kernel.
     The tensor-core rungs: wmma and wmma_multistage take ``bm``, ``bn`` (64, 128), ``bk`` (16,
     32), and wmma_multistage ``stages`` (2, 3, 4); mma_sync ``bm`` (64, 128), ``warps`` (4, 8)
     and ``stages`` (2, 3, 4); wgmma, wgmma_ws and wgmma_cluster ``bn`` (128, 256) and ``stages``

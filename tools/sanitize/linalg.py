@@ -34,6 +34,7 @@ MATMUL_SHAPES = [(0, 3, 4), (3, 0, 4), (1, 1, 1), (7, 5, 3), (32, 32, 32), (33, 
 # its own beside MATMUL_SHAPES, with partial row and column tiles, k of one slice plus a 16-byte
 # row and of several slices, and n odd.
 TF32_SHAPES = [(1, 4, 1), (130, 36, 133), (257, 132, 300), (129, 68, 2)]
+TF32_RUNGS = ("tf32", "tf32_cluster")
 # Operands given transposed (x.T, F-contiguous): shapes where the wgmma rungs' TMA reads every
 # layout in place (every row a multiple of 8), B.T only (m % 8 != 0), none (odd), and k % 4 ==
 # 0 for the TF32 rungs' wgmma kernels; the last two with A.T in both warpgroups' boxes, two
@@ -146,7 +147,7 @@ def matmul(r):
         for kw in settings(v):
             for dtype in dtypes(v):
                 for out in out_dtypes(dtype):
-                    shapes = MATMUL_SHAPES + (TF32_SHAPES if v.name in ("tf32", "tf32_cluster") else [])
+                    shapes = MATMUL_SHAPES + (TF32_SHAPES if v.name in TF32_RUNGS else [])
                     for m, k, n in shapes:
                         A = r.rng.standard_normal((m, k)).astype(dtype)
                         B = r.rng.standard_normal((k, n)).astype(dtype)

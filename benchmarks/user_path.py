@@ -48,9 +48,8 @@ def spmv_case(label, A_cx, rows, budget):
     """gl.spmv on the cupyx matrix against A @ x, both wall-clock on CuPy's stream."""
     import cupy
     x = cupy.asarray(np.random.default_rng(5).standard_normal(A_cx.shape[1]), A_cx.dtype)
-    finish = up.finisher("cupy")
-    ours = up.wall_ms(lambda: gl.spmv(A_cx, x), finish, budget)
-    peer = up.wall_ms(lambda: A_cx @ x, finish, budget)
+    ours = up.wall_ms(lambda: gl.spmv(A_cx, x), up.finisher("cupy"), budget)
+    peer = up.wall_ms(lambda: A_cx @ x, up.peer_finisher("cupy"), budget)
     rows.append({"case": label, "container": "cupyx", "nnz": int(A_cx.nnz),
                  "default_ms": ours["median_ms"], "peer": "cupyx", "peer_how": "A @ x",
                  "peer_ms": peer["median_ms"], "peer_over_ours": peer["median_ms"] /
@@ -80,13 +79,12 @@ def named_cases(budget, quick):
     iters = 10 if quick else 50
     b = cupy.asarray(np.random.default_rng(6).standard_normal(lap.shape[0]))
     cupy_cg = OPS["cg"].__gpulab_op__.peers["cupy"]
-    finish = up.finisher("cupy")
     lap_dev = lap.to_device()
     for M in (None, "jacobi"):
         ours = up.wall_ms(lambda: gl.cg(lap_cx, b, rtol=0.0, atol=0.0, maxiter=iters, M=M),
-                          finish, budget)
+                          up.finisher("cupy"), budget)
         peer = up.wall_ms(cupy_cg(lap_dev, gl.from_dlpack(b), rtol=0.0, atol=0.0, maxiter=iters,
-                                  M=M), finish, budget)
+                                  M=M), up.peer_finisher("cupy"), budget)
         rows.append({"case": f"cg M={M} Laplacian {side}^2 float64, per iteration",
                      "container": "cupyx", "default_ms": ours["median_ms"] / iters,
                      "peer": "cupyx", "peer_how": up.DEVICE_PEER_NOTES[("cg", "cupy")] +
@@ -103,9 +101,8 @@ def jacobi_cases(rows, budget, quick):
     f = np.random.default_rng(7).standard_normal((side, side)).astype(np.float32)
     fc, fd = cupy.asarray(f), gl.to_device(f)
     peer = OPS["jacobi"].__gpulab_op__.peers["cupy"](fd, None, 1.0, sweeps)
-    finish = up.finisher("cupy")
-    ours = up.wall_ms(lambda: gl.jacobi(fc, iters=sweeps), finish, budget)
-    theirs = up.wall_ms(peer, finish, budget)
+    ours = up.wall_ms(lambda: gl.jacobi(fc, iters=sweeps), up.finisher("cupy"), budget)
+    theirs = up.wall_ms(peer, up.peer_finisher("cupy"), budget)
     rows.append({"case": f"jacobi {side}^2 float32, {sweeps} sweeps", "container": "cupy",
                  "default_ms": ours["median_ms"], "peer": "cupy",
                  "peer_how": up.DEVICE_PEER_NOTES[("jacobi", "cupy")],
@@ -156,8 +153,10 @@ def main(argv=None):
     settings = {"gpu": gpu, "quick": args.quick, "budget_s_per_op": budget, "scale": scale,
                 "ops": ops,
                 "timing": "host perf_counter from the call until the result is available: "
-                          "NumPy results on return; device inputs: gpulab's stream and the "
-                          "container library's current stream synchronized; the first call "
+                          "NumPy results on return; device inputs: gpulab's stream "
+                          "synchronized (the result is a DeviceArray on it, ordered after the "
+                          "container library's stream); peers: CuPy's current stream or "
+                          "torch.cuda.synchronize(); the first call "
                           "of each is a warm-up, not a sample (except a host call slower than "
                           "the budget: cold). best_ms: gl.bench of the op's best rung on "
                           "DeviceArray inputs (CUDA events, L2 flushed); gap = default_ms / "

@@ -54,16 +54,20 @@ def wall_ms(call, finish=None, budget_s=1.0, min_repeat=3, max_repeat=50, cold_o
 
 def finisher(container):
     """What waits for a result given to `container`'s user: nothing for host results; for device
-    inputs gpulab's stream (where the op ran) and the container library's current stream."""
+    inputs gpulab's stream, where the op ran and its DeviceArray result lives. The container
+    library's stream needs no wait of its own: gpulab's stream was ordered after it."""
     if container in HOST:
         return None
-    if container in ("cupy", "cupyx"):
-        import cupy
-        return lambda _: (_core.synchronize(), cupy.cuda.get_current_stream().synchronize())
-    if container == "torch":
-        import torch
-        return lambda _: (_core.synchronize(), torch.cuda.current_stream().synchronize())
     return lambda _: _core.synchronize()
+
+
+def peer_finisher(lib):
+    """What waits for a device peer's result: its library's synchronize."""
+    if lib == "cupy":
+        import cupy
+        return lambda _: cupy.cuda.get_current_stream().synchronize()
+    import torch
+    return lambda _: torch.cuda.synchronize()
 
 
 def to_container(value, container):
@@ -203,13 +207,7 @@ def _device_peer(name, container, spec, dev_args):
         return None
     call = spec.peers[lib](*dev_args)
     how = DEVICE_PEER_NOTES.get((name, lib), f"gpulab/labs peer {lib} of {name}")
-    if lib == "cupy":
-        import cupy
-        finish = lambda _: cupy.cuda.get_current_stream().synchronize()  # noqa: E731
-    else:
-        import torch
-        finish = lambda _: torch.cuda.synchronize()  # noqa: E731
-    return lib, how, call, finish
+    return lib, how, call, peer_finisher(lib)
 
 
 def op_rows(name, n, gpu, budget_s, rng, progress=None, keep=None, only=None):

@@ -11,6 +11,40 @@
 #include "runtime.h"
 #include "stream.h"
 
+/* ---- ordering a producer's stream before ours ---- */
+
+/* One event serves every import: a wait takes the state its record captured, and the GIL keeps a
+ * record and its wait together. While a call imports its operands (gl_import_operands_begin), a
+ * second operand from the same producer's stream needs no second record when everything read
+ * since the first is CuPy's or torch's own accessors, which enqueue no work; any other import
+ * (its interface is someone's Python) forgets that record. */
+static struct {
+  glc_event event;
+  int open;
+  glc_stream producer, consumer; /* the open call's last ordering; producer NULL: none */
+} ordering;
+
+void gl_import_operands_begin(void) {
+  ordering.open = 1;
+  ordering.producer = NULL;
+}
+
+void gl_import_operands_end(void) {
+  ordering.open = 0;
+  ordering.producer = NULL;
+}
+
+static int order_import(glc_stream producer, glc_stream consumer, int trusted) {
+  if (producer == consumer) return 0;
+  if (trusted && ordering.producer == producer && ordering.consumer == consumer) return 0;
+  int code = ordering.event ? 0 : glc_event_create(&ordering.event, 0);
+  if (!code) code = glc_event_record(ordering.event, producer);
+  if (!code) code = glc_stream_wait_event(consumer, ordering.event);
+  ordering.producer = !code && trusted && ordering.open ? producer : NULL;
+  ordering.consumer = consumer;
+  return code;
+}
+
 /* ---- CUDA Array Interface ---- */
 
 static int tuple_of_ssize(PyObject *t, Py_ssize_t *out, int n, const char *what) {
@@ -46,7 +80,7 @@ static int check_pointer_on_device(void *ptr, const char *argname, int *found) {
 /* any_device (gl.multi's import): obj may live on any device, and its producer's stream is not
  * ordered here (the caller waits for that device). */
 static gl_DeviceArrayObject *from_cai(PyObject *obj, PyObject *cai, const char *argname,
-                                      glc_stream stream, int any_device) {
+                                      glc_stream stream, int any_device, int trusted) {
   if (!PyDict_Check(cai))
     return PyErr_Format(PyExc_TypeError, "%s.__cuda_array_interface__ is not a dict", argname),
            NULL;
@@ -95,7 +129,7 @@ static gl_DeviceArrayObject *from_cai(PyObject *obj, PyObject *cai, const char *
     Py_DECREF(descr);
     return NULL;
   }
-  int code = ordered && !any_device ? gl_order_streams(producer_stream, stream) : 0;
+  int code = ordered && !any_device ? order_import(producer_stream, stream, trusted) : 0;
   if (code) {
     Py_DECREF(descr);
     return (gl_DeviceArrayObject *)gl_raise_cuda(code);
@@ -218,7 +252,12 @@ static struct {
   PyTypeObject *tensor;
   PyObject *strided, *raw_stream; /* torch.strided, torch._C._cuda_getCurrentRawStream */
   PyObject *descrs;               /* torch.dtype -> NumPy descr */
+  PyObject *names[8];             /* the accessors' names, interned once: looked up every call */
 } torch_api;
+
+enum { T_IS_CUDA, T_REQUIRES_GRAD, T_LAYOUT, T_DTYPE, T_GET_DEVICE, T_SHAPE, T_STRIDE, T_DATA_PTR };
+static const char *const torch_names[] = {"is_cuda",    "requires_grad", "layout", "dtype",
+                                          "get_device", "shape",         "stride", "data_ptr"};
 
 static PyObject *imported_module(const char *name) {
   PyObject *key = PyUnicode_InternFromString(name);
@@ -251,6 +290,12 @@ static int torch_load(PyObject *torch) {
     PyErr_Clear();
     return -1;
   }
+  for (int i = 0; i < 8; i++)
+    if (!(torch_api.names[i] = PyUnicode_InternFromString(torch_names[i]))) {
+      Py_DECREF(tensor);
+      PyErr_Clear();
+      return -1;
+    }
   torch_api.tensor = (PyTypeObject *)tensor;
   for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++) {
     PyObject *dtype = PyObject_GetAttrString(torch, dtypes[i].name);
@@ -278,16 +323,16 @@ static int is_torch_tensor(PyObject *obj) {
 }
 
 /* A bool attribute, or -1 with an error set. */
-static int attr_true(PyObject *obj, const char *name) {
-  PyObject *v = PyObject_GetAttrString(obj, name);
+static int attr_true(PyObject *obj, int name) {
+  PyObject *v = PyObject_GetAttr(obj, torch_api.names[name]);
   int r = v ? PyObject_IsTrue(v) : -1;
   Py_XDECREF(v);
   return r;
 }
 
 /* An int from obj.name(*args), or -1 with an error set. */
-static long long call_int(PyObject *obj, const char *name) {
-  PyObject *v = PyObject_CallMethod(obj, name, NULL);
+static long long call_int(PyObject *obj, int name) {
+  PyObject *v = PyObject_CallMethodNoArgs(obj, torch_api.names[name]);
   long long r = v ? PyLong_AsLongLong(v) : -1;
   Py_XDECREF(v);
   return r;
@@ -298,11 +343,11 @@ static long long call_int(PyObject *obj, const char *name) {
 static int torch_import(PyObject *obj, const char *argname, glc_stream stream, int any_device,
                         gl_DeviceArrayObject **out) {
   if (!is_torch_tensor(obj)) return 0;
-  int cuda = attr_true(obj, "is_cuda"), grad = cuda > 0 ? attr_true(obj, "requires_grad") : 0;
+  int cuda = attr_true(obj, T_IS_CUDA), grad = cuda > 0 ? attr_true(obj, T_REQUIRES_GRAD) : 0;
   if (cuda < 0 || grad < 0) return -1;
   if (!cuda || grad) return 0;
-  PyObject *layout = PyObject_GetAttrString(obj, "layout");
-  PyObject *dtype = layout ? PyObject_GetAttrString(obj, "dtype") : NULL;
+  PyObject *layout = PyObject_GetAttr(obj, torch_api.names[T_LAYOUT]);
+  PyObject *dtype = layout ? PyObject_GetAttr(obj, torch_api.names[T_DTYPE]) : NULL;
   PyArray_Descr *descr =
       dtype ? (PyArray_Descr *)PyDict_GetItemWithError(torch_api.descrs, dtype) : NULL;
   int plain = layout == torch_api.strided && descr;
@@ -310,7 +355,7 @@ static int torch_import(PyObject *obj, const char *argname, glc_stream stream, i
   Py_XDECREF(dtype);
   if (PyErr_Occurred()) return -1;
   if (!plain) return 0;
-  long long device = call_int(obj, "get_device");
+  long long device = call_int(obj, T_GET_DEVICE);
   if (device == -1 && PyErr_Occurred()) return -1;
   if (device != 0 && !any_device) {
     PyErr_Format(PyExc_ValueError,
@@ -318,9 +363,9 @@ static int torch_import(PyObject *obj, const char *argname, glc_stream stream, i
                  device);
     return -1;
   }
-  PyObject *shape = PyObject_GetAttrString(obj, "shape");
-  PyObject *strides = shape ? PyObject_CallMethod(obj, "stride", NULL) : NULL;
-  PyObject *data = strides ? PyObject_CallMethod(obj, "data_ptr", NULL) : NULL;
+  PyObject *shape = PyObject_GetAttr(obj, torch_api.names[T_SHAPE]);
+  PyObject *strides = shape ? PyObject_CallMethodNoArgs(obj, torch_api.names[T_STRIDE]) : NULL;
+  PyObject *data = strides ? PyObject_CallMethodNoArgs(obj, torch_api.names[T_DATA_PTR]) : NULL;
   int ndim = shape && PyTuple_Check(shape) ? (int)PyTuple_GET_SIZE(shape) : -1;
   int ok =
       data && ndim >= 0 && strides && PyTuple_Check(strides) && PyTuple_GET_SIZE(strides) == ndim;
@@ -344,12 +389,14 @@ static int torch_import(PyObject *obj, const char *argname, glc_stream stream, i
   }
   if (gl_check_extent(ndim, dims, itemsize, argname) < 0) return -1;
   if (!any_device) {
-    PyObject *raw = PyObject_CallFunction(torch_api.raw_stream, "L", device);
+    PyObject *id = PyLong_FromLongLong(device);
+    PyObject *raw = id ? PyObject_CallOneArg(torch_api.raw_stream, id) : NULL;
+    Py_XDECREF(id);
     glc_stream producer = NULL;
     int bad = !raw || gl_stream_handle_arg(raw, "torch's current stream", &producer) < 0;
     Py_XDECREF(raw);
     if (bad) return -1;
-    int code = gl_order_streams(producer, stream);
+    int code = order_import(producer, stream, 1);
     if (code) return gl_raise_cuda(code), -1;
   }
   *out = gl_devarray_wrap(ptr, ndim, dims, byte_strides, descr, (int)device, 0, obj);
@@ -393,7 +440,7 @@ int gl_is_device_operand(PyObject *obj) {
   if (PyArray_Check(obj)) return 0;
   if (is_cupy_array(obj)) return 1;
   if (is_torch_tensor(obj)) {
-    const int cuda = attr_true(obj, "is_cuda");
+    const int cuda = attr_true(obj, T_IS_CUDA);
     PyErr_Clear(); /* as hasattr would */
     return cuda > 0;
   }
@@ -407,9 +454,9 @@ int gl_is_device_operand(PyObject *obj) {
  * NULL with an exception set, which is cleared: then DLPack), else its CUDA DLPack; a TypeError
  * for anything else. */
 static gl_DeviceArrayObject *import_foreign(PyObject *obj, PyObject *cai, const char *argname,
-                                            glc_stream stream, int any_device) {
+                                            glc_stream stream, int any_device, int trusted) {
   if (cai) {
-    gl_DeviceArrayObject *a = from_cai(obj, cai, argname, stream, any_device);
+    gl_DeviceArrayObject *a = from_cai(obj, cai, argname, stream, any_device, trusted);
     Py_DECREF(cai);
     return a;
   }
@@ -441,6 +488,8 @@ gl_DeviceArrayObject *gl_as_device_array(PyObject *obj, const char *argname, glc
   gl_DeviceArrayObject *tensor = NULL;
   int read = torch_import(obj, argname, stream, 0, &tensor);
   if (read) return read > 0 ? tensor : NULL;
+  const int trusted = is_cupy_array(obj);
+  if (!trusted) ordering.producer = NULL;
   PyObject *cai = PyObject_GetAttrString(obj, "__cuda_array_interface__");
   /* An interface without a stream (version 2, PyTorch's) says nothing of pending work; DLPack
    * then lets the producer order its own stream before ours. */
@@ -448,7 +497,7 @@ gl_DeviceArrayObject *gl_as_device_array(PyObject *obj, const char *argname, glc
       PyObject_HasAttrString(obj, "__dlpack__")) {
     Py_CLEAR(cai);
   }
-  return import_foreign(obj, cai, argname, stream, 0);
+  return import_foreign(obj, cai, argname, stream, 0, trusted);
 }
 
 gl_DeviceArrayObject *gl_as_device_array_anywhere(PyObject *obj, const char *argname) {
@@ -461,7 +510,7 @@ gl_DeviceArrayObject *gl_as_device_array_anywhere(PyObject *obj, const char *arg
   if (read) return read > 0 ? tensor : NULL;
   /* Without stream ordering, any interface will do: CAI first, whatever its version. */
   return import_foreign(obj, PyObject_GetAttrString(obj, "__cuda_array_interface__"), argname, NULL,
-                        1);
+                        1, 0);
 }
 
 int gl_classify_operands(int n, PyObject *const *inputs, const char *const *names, int *on_device) {

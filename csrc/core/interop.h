@@ -11,6 +11,10 @@ int gl_is_device_operand(PyObject *obj);
 /* A new reference to a DeviceArray for obj (itself, or a zero-copy view). Foreign data is made
  * ready on stream before it is used. */
 gl_DeviceArrayObject *gl_as_device_array(PyObject *obj, const char *argname, glc_stream stream);
+/* Around the imports of one call's operands: a second operand from the same CuPy or torch stream
+ * is then ordered by the first's event. Nothing else may run between the two. */
+void gl_import_operands_begin(void);
+void gl_import_operands_end(void);
 /* gl.multi's import: as gl_as_device_array, but obj may live on any device (the view's device
  * says which) and nothing is ordered on a stream: the caller waits for that device first. */
 gl_DeviceArrayObject *gl_as_device_array_anywhere(PyObject *obj, const char *argname);

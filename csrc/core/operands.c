@@ -183,15 +183,17 @@ static int check_host_inputs(const gl_operands_op *op, PyObject *const *inputs,
  * ordered after its last use on another stream (gl_as_device_array), checked. */
 static int check_device_inputs(const gl_operands_op *op, PyObject *const *inputs,
                                gl_operands_call *call, gl_DeviceArrayObject **in) {
-  for (int i = 0; i < op->n_in; i++) {
+  int failed = 0;
+  gl_import_operands_begin();
+  for (int i = 0; i < op->n_in && !failed; i++) {
     in[i] = gl_as_device_array(inputs[i], op->in[i].name, call->stream);
-    if (!in[i] ||
-        gl_check_device_operand(in[i], op->in[i].name, op->in[i].ndim, 0, op->in[i].transposable,
-                                &call->in_transposed[i]) < 0 ||
-        check_input(op, i, in[i]->ndim, in[i]->shape, in[i]->dtype, in[i]->ptr, call) < 0)
-      return -1;
+    failed = !in[i] ||
+             gl_check_device_operand(in[i], op->in[i].name, op->in[i].ndim, 0,
+                                     op->in[i].transposable, &call->in_transposed[i]) < 0 ||
+             check_input(op, i, in[i]->ndim, in[i]->shape, in[i]->dtype, in[i]->ptr, call) < 0;
   }
-  return 0;
+  gl_import_operands_end();
+  return failed ? -1 : 0;
 }
 
 static Py_ssize_t output_size(const gl_operands_call *call, int o) {

@@ -5,13 +5,22 @@
 #include "args.h"
 
 PyArray_Descr *gl_descr_from_typestr(PyObject *typestr) {
-  PyArray_Descr *descr = NULL;
-  if (!PyArray_DescrConverter(typestr, &descr)) return NULL;
+  /* Every foreign operand names its type this way: a typestr parsed once is looked up after. */
+  static PyObject *parsed;
+  if (!parsed && !(parsed = PyDict_New())) return NULL;
+  PyArray_Descr *descr = PyUnicode_CheckExact(typestr)
+                             ? (PyArray_Descr *)PyDict_GetItemWithError(parsed, typestr)
+                             : NULL;
+  if (descr) return (PyArray_Descr *)Py_NewRef(descr);
+  if (PyErr_Occurred() || !PyArray_DescrConverter(typestr, &descr)) return NULL;
   if (!(PyTypeNum_ISNUMBER(descr->type_num) || descr->type_num == NPY_BOOL)) {
     PyErr_Format(PyExc_TypeError, "unsupported element type %R", typestr);
     Py_DECREF(descr);
     return NULL;
   }
+  if (PyUnicode_CheckExact(typestr) && PyDict_GET_SIZE(parsed) < 64 &&
+      PyDict_SetItem(parsed, typestr, (PyObject *)descr) < 0)
+    PyErr_Clear(); /* not cached: parsed again next time */
   return descr;
 }
 

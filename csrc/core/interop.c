@@ -21,26 +21,30 @@
 static struct {
   glc_event event;
   int open;
-  glc_stream producer, consumer; /* the open call's last ordering; producer NULL: none */
+  int recorded; /* the open call's last ordering is producer -> consumer (NULL is a stream too) */
+  glc_stream producer, consumer;
 } ordering;
 
 void gl_import_operands_begin(void) {
   ordering.open = 1;
-  ordering.producer = NULL;
+  ordering.recorded = 0;
 }
 
 void gl_import_operands_end(void) {
   ordering.open = 0;
-  ordering.producer = NULL;
+  ordering.recorded = 0;
 }
 
 static int order_import(glc_stream producer, glc_stream consumer, int trusted) {
   if (producer == consumer) return 0;
-  if (trusted && ordering.producer == producer && ordering.consumer == consumer) return 0;
+  if (trusted && ordering.recorded && ordering.producer == producer &&
+      ordering.consumer == consumer)
+    return 0;
   int code = ordering.event ? 0 : glc_event_create(&ordering.event, 0);
   if (!code) code = glc_event_record(ordering.event, producer);
   if (!code) code = glc_stream_wait_event(consumer, ordering.event);
-  ordering.producer = !code && trusted && ordering.open ? producer : NULL;
+  ordering.recorded = !code && trusted && ordering.open;
+  ordering.producer = producer;
   ordering.consumer = consumer;
   return code;
 }
@@ -77,6 +81,16 @@ static int check_pointer_on_device(void *ptr, const char *argname, int *found) {
   return 0;
 }
 
+/* The interface's keys, interned once: every foreign operand's dict is read through them. */
+enum { CAI_SHAPE, CAI_TYPESTR, CAI_DATA, CAI_STRIDES, CAI_MASK, CAI_STREAM, CAI_KEYS };
+static PyObject *cai_key(int i) {
+  static const char *const names[CAI_KEYS] = {"shape",   "typestr", "data",
+                                              "strides", "mask",    "stream"};
+  static PyObject *keys[CAI_KEYS];
+  if (!keys[i]) keys[i] = PyUnicode_InternFromString(names[i]);
+  return keys[i];
+}
+
 /* any_device (gl.multi's import): obj may live on any device, and its producer's stream is not
  * ordered here (the caller waits for that device). */
 static gl_DeviceArrayObject *from_cai(PyObject *obj, PyObject *cai, const char *argname,
@@ -84,12 +98,14 @@ static gl_DeviceArrayObject *from_cai(PyObject *obj, PyObject *cai, const char *
   if (!PyDict_Check(cai))
     return PyErr_Format(PyExc_TypeError, "%s.__cuda_array_interface__ is not a dict", argname),
            NULL;
-  PyObject *shape = PyDict_GetItemString(cai, "shape");
-  PyObject *typestr = PyDict_GetItemString(cai, "typestr");
-  PyObject *data = PyDict_GetItemString(cai, "data");
-  PyObject *strides = PyDict_GetItemString(cai, "strides");
-  PyObject *mask = PyDict_GetItemString(cai, "mask");
-  PyObject *producer = PyDict_GetItemString(cai, "stream");
+  PyObject *item[CAI_KEYS];
+  for (int i = 0; i < CAI_KEYS; i++) {
+    PyObject *key = cai_key(i);
+    item[i] = key ? PyDict_GetItemWithError(cai, key) : NULL;
+    if (!item[i] && PyErr_Occurred()) return NULL;
+  }
+  PyObject *shape = item[CAI_SHAPE], *typestr = item[CAI_TYPESTR], *data = item[CAI_DATA],
+           *strides = item[CAI_STRIDES], *mask = item[CAI_MASK], *producer = item[CAI_STREAM];
   if (!shape || !PyTuple_Check(shape) || !typestr || !data || !PyTuple_Check(data) ||
       PyTuple_GET_SIZE(data) != 2)
     return PyErr_Format(PyExc_ValueError, "%s has a malformed __cuda_array_interface__", argname),
@@ -489,12 +505,12 @@ gl_DeviceArrayObject *gl_as_device_array(PyObject *obj, const char *argname, glc
   int read = torch_import(obj, argname, stream, 0, &tensor);
   if (read) return read > 0 ? tensor : NULL;
   const int trusted = is_cupy_array(obj);
-  if (!trusted) ordering.producer = NULL;
+  if (!trusted) ordering.recorded = 0;
   PyObject *cai = PyObject_GetAttrString(obj, "__cuda_array_interface__");
   /* An interface without a stream (version 2, PyTorch's) says nothing of pending work; DLPack
    * then lets the producer order its own stream before ours. */
-  if (cai && PyDict_Check(cai) && !PyDict_GetItemString(cai, "stream") &&
-      PyObject_HasAttrString(obj, "__dlpack__")) {
+  if (cai && PyDict_Check(cai) && cai_key(CAI_STREAM) &&
+      !PyDict_GetItem(cai, cai_key(CAI_STREAM)) && PyObject_HasAttrString(obj, "__dlpack__")) {
     Py_CLEAR(cai);
   }
   return import_foreign(obj, cai, argname, stream, 0, trusted);

@@ -283,9 +283,13 @@ def test_pending_torch_work_on_a_side_stream_is_ordered(torch):
     assert (got == np.float32(3.25)).all(), "gpulab read x before PyTorch's side stream wrote it"
 
 
-def test_pending_work_on_cupy_and_torch_streams_is_ordered(cp, torch):
-    """One call's operands from two producers' streams are each waited for: the event that orders
-    a first operand's stream is reused only for a second operand from that same stream."""
+@pytest.mark.parametrize("first", ["cupy", "torch"])
+@pytest.mark.parametrize("slow", ["cupy", "torch"])
+def test_pending_work_on_cupy_and_torch_streams_is_ordered(cp, torch, first, slow):
+    """One call's operands from two producers' streams are each waited for, whichever comes
+    first and whichever stream is slower: the event that orders a first operand's stream is
+    reused only for a second operand from that same stream (PyTorch's default stream is the
+    legacy one, a NULL handle, which is a stream like any other here)."""
     spin = cp.RawKernel(r"""
         extern "C" __global__ void spin(long long cycles) {
             long long start = clock64();
@@ -295,21 +299,16 @@ def test_pending_work_on_cupy_and_torch_streams_is_ordered(cp, torch):
     x = cp.full(n, -7.0, dtype=cp.float32)
     y = torch.full((n,), -9.0, dtype=torch.float32, device="cuda")
     cp.cuda.Device().synchronize()
+    torch.cuda.synchronize()
+    short, long = _spin_cycles() // 4, 2 * _spin_cycles()
     with cp.cuda.Stream(non_blocking=True):
-        spin((1,), (1,), (np.int64(_spin_cycles()),))
+        spin((1,), (1,), (np.int64(long if slow == "cupy" else short),))
         x.fill(1.5)  # on CuPy's side stream
-        torch.cuda._sleep(_spin_cycles())
-        y.fill_(0.25)  # on PyTorch's stream, another one
-        got_xy = gl.saxpy(2.0, x, y).get()
-    assert (got_xy == np.float32(3.25)).all(), "gpulab read an operand before its stream wrote it"
-    cp.cuda.Device().synchronize()
-    with cp.cuda.Stream(non_blocking=True):
-        torch.cuda._sleep(_spin_cycles())
-        y.fill_(0.5)
-        spin((1,), (1,), (np.int64(_spin_cycles()),))
-        x.fill(2.5)
-        got_yx = gl.saxpy(2.0, y, x).get()  # the torch operand first this time
-    assert (got_yx == np.float32(3.5)).all(), "gpulab read an operand before its stream wrote it"
+        torch.cuda._sleep(long if slow == "torch" else short)
+        y.fill_(0.25)  # on PyTorch's current stream
+        got = (gl.saxpy(2.0, x, y) if first == "cupy" else gl.saxpy(0.5, y, x)).get()
+    want = 3.25 if first == "cupy" else 1.625
+    assert (got == np.float32(want)).all(), f"gpulab read an operand before {slow} wrote it"
 
 
 def test_torch_tensors_are_read_without_their_python_protocols(torch, monkeypatch):

@@ -263,17 +263,28 @@ static gl_DeviceArrayObject *from_dlpack(PyObject *obj, const char *argname, glc
  * strided CUDA torch.Tensor is read here through its C accessors, with its current stream ordered
  * before ours as DLPack does. Subclasses, sparse, complex and requires_grad tensors take the
  * protocols. */
+enum {
+  T_IS_CUDA,
+  T_REQUIRES_GRAD,
+  T_LAYOUT,
+  T_DTYPE,
+  T_GET_DEVICE,
+  T_SHAPE,
+  T_STRIDE,
+  T_DATA_PTR,
+  T_NAMES
+};
+
 static struct {
   int state; /* 0: torch not imported yet; 1: ready; -1: not the API expected, protocols only */
   PyTypeObject *tensor;
   PyObject *strided, *raw_stream; /* torch.strided, torch._C._cuda_getCurrentRawStream */
   PyObject *descrs;               /* torch.dtype -> NumPy descr */
-  PyObject *names[8];             /* the accessors' names, interned once: looked up every call */
+  PyObject *names[T_NAMES];       /* the accessors' names, interned once: looked up every call */
 } torch_api;
 
-enum { T_IS_CUDA, T_REQUIRES_GRAD, T_LAYOUT, T_DTYPE, T_GET_DEVICE, T_SHAPE, T_STRIDE, T_DATA_PTR };
-static const char *const torch_names[] = {"is_cuda",    "requires_grad", "layout", "dtype",
-                                          "get_device", "shape",         "stride", "data_ptr"};
+static const char *const torch_names[T_NAMES] = {
+    "is_cuda", "requires_grad", "layout", "dtype", "get_device", "shape", "stride", "data_ptr"};
 
 static PyObject *imported_module(const char *name) {
   PyObject *key = PyUnicode_InternFromString(name);
@@ -306,7 +317,7 @@ static int torch_load(PyObject *torch) {
     PyErr_Clear();
     return -1;
   }
-  for (int i = 0; i < 8; i++)
+  for (int i = 0; i < T_NAMES; i++)
     if (!(torch_api.names[i] = PyUnicode_InternFromString(torch_names[i]))) {
       Py_DECREF(tensor);
       PyErr_Clear();

@@ -21,7 +21,8 @@ scipy: d c b a | a b c d | d c b a), "mirror" (d c b | a b c d | c b a), "neares
 Separable kernels. gaussian and box always are. filter2d takes a 2-D kernel, or a pair
 (ky, kx) of 1-D factors (k = outer(ky, kx)); a 2-D kernel is tested for rank 1 on the host
 (NumPy's SVD: separable when the second singular value is below 1e-6 of the first) and then
-factored as sqrt(s0) u0, sqrt(s0) v0 (weights that differ from the kernel's by float32 rounding).
+factored as sqrt(s0) u0, sqrt(s0) v0 (weights that differ from the kernel's by float32 rounding),
+once for each distinct kernel: prepared weights are kept by value (_PREPARED).
 The variants: 0 "global" and 1 "texture" apply the 2-D kernel directly (up to 625 taps);
 2 "shared_separable" and 3 "fused_separable" take separable kernels only (each factor up to 65
 taps: a Gaussian up to sigma 8 at truncate 4) and refuse others with ValueError; variant=None
@@ -129,6 +130,25 @@ def box_weights(size):
     return np.full(int(size), 1.0 / int(size))
 
 
+# Weights the filters have prepared (a Gaussian's taps, a kernel's SVD: 10-30 us of NumPy), by
+# the values that define them, so that a call with the same weights as an earlier one does no
+# host work for them. The arrays are read-only; the oldest entry goes past 64.
+_PREPARED = {}
+
+
+def _prepared(key, make):
+    got = _PREPARED.get(key)
+    if got is None:
+        got = make()  # new arrays, of no one else's
+        for a in got:
+            if a is not None:
+                a.flags.writeable = False
+        if len(_PREPARED) >= 64:
+            _PREPARED.pop(next(iter(_PREPARED)))
+        _PREPARED[key] = got
+    return got
+
+
 def _factors(kernel):
     """(w2d, wy, wx) for _core from a 2-D kernel or a pair of 1-D factors: float32 arrays, wy and
     wx None when the kernel is not of rank 1, w2d None when it has more than MAX_TAPS_2D taps."""
@@ -141,10 +161,19 @@ def _factors(kernel):
             wx = np.asarray(kernel[1], np.float64)
             k = None
         else:
-            k = np.asarray(kernel, np.float64)
+            k, wy, wx = np.asarray(kernel, np.float64), None, None
     except (TypeError, ValueError, OverflowError) as e:
         raise TypeError(f"kernel must be an array of real weights or a pair of 1-D factors: "
                         f"{e}") from None
+    if k is None:
+        key = ("factors", wy.shape, wy.tobytes(), wx.shape, wx.tobytes())
+    else:
+        key = ("kernel", k.shape, k.tobytes())
+    return _prepared(key, lambda: _factored(k, wy, wx))
+
+
+def _factored(k, wy, wx):
+    """_factors' work on float64 weights: k a 2-D kernel (wy, wx None) or None and two factors."""
     if k is None:
         if wy.ndim != 1 or wx.ndim != 1:
             raise ValueError("kernel: both factors must be 1-D")
@@ -250,7 +279,8 @@ def gaussian(img, sigma, mode="reflect", truncate=4.0, variant=None, stream=None
     32). `variant`: None (fused_separable on the GPU, openmp on the CPU), an id or a name from
     ``gl.variants("gaussian")``."""
     sy, sx = _pair(sigma, "sigma")
-    factors = _separable(gaussian_weights(sy, truncate), gaussian_weights(sx, truncate))
+    factors = _prepared(("gaussian", sy, sx, _real(truncate, "truncate")), lambda: _separable(
+        gaussian_weights(sy, truncate), gaussian_weights(sx, truncate)))
     return _run("gaussian", img, factors, mode, variant, stream)
 
 
@@ -270,7 +300,8 @@ def box(img, size, mode="reflect", variant=None, stream=None):
     size x size window (or size = (rows, cols)), 1 to 65 taps a side; an even size reaches one
     further to the top and left, as scipy's does."""
     sy, sx = _pair(size, "size", numbers.Integral)
-    return _run("box", img, _separable(box_weights(sy), box_weights(sx)), mode, variant, stream)
+    factors = _prepared(("box", sy, sx), lambda: _separable(box_weights(sy), box_weights(sx)))
+    return _run("box", img, factors, mode, variant, stream)
 
 
 def _cupy_filter2d(img, kernel, mode="reflect", **_):

@@ -144,6 +144,42 @@ def test_separable_detection():
     assert wy is not None and not np.any(w2d)
 
 
+def test_weights_are_prepared_once_per_value(monkeypatch):
+    """A call with the weights of an earlier one does no NumPy work for them (the SVD of a
+    kernel, a Gaussian's taps: 10-30 us a call); weights changed in place are new weights."""
+    from gpulab.labs import image as lab
+    calls = {"svd": 0, "gaussian": 0}
+    svd, taps = np.linalg.svd, lab.gaussian_weights
+
+    def counted_svd(*a, **kw):
+        calls["svd"] += 1
+        return svd(*a, **kw)
+
+    def counted_taps(*a, **kw):
+        calls["gaussian"] += 1
+        return taps(*a, **kw)
+
+    monkeypatch.setattr(np.linalg, "svd", counted_svd)
+    monkeypatch.setattr(lab, "gaussian_weights", counted_taps)
+    monkeypatch.setattr(lab, "_PREPARED", {})
+    img = image(rng_for("prepared"), (20, 30), np.float32)
+    k = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 0.0], [3.0, 0.0, 1.5]])
+    for _ in range(3):
+        ref.check_filter2d(gl.filter2d(img, k, variant=100), img, k)
+    assert calls["svd"] == 1
+    k[0, 0] = 4.0  # the same array, other weights
+    ref.check_filter2d(gl.filter2d(img, k, variant=100), img, k)
+    assert calls["svd"] == 2
+    first = gl.gaussian(img, 1.5, variant=100)
+    assert np.array_equal(gl.gaussian(img, 1.5, variant=100), first) and calls["gaussian"] == 2
+    gl.gaussian(img, (1.5, 2.0), variant=100)
+    assert calls["gaussian"] == 4
+    assert not any(a.flags.writeable for w in lab._PREPARED.values() for a in w if a is not None)
+    for _ in range(70):  # past the 64 it keeps: the oldest go
+        lab._factors(np.eye(2) * (1 + len(lab._PREPARED)))
+    assert len(lab._PREPARED) == 64
+
+
 def test_refusals_name_the_argument():
     img = np.ones((8, 8), np.float32)
     with pytest.raises(ValueError, match="mode: 'bogus'"):

@@ -34,6 +34,7 @@ import numpy as np
 from .. import _core
 from .. import peers as _peers
 from .._op import Cost, nbytes, numel, op
+from ._prepared import Prepared, scalar_key
 
 EXPORTS = ("histogram", "histogram_counts", "histogram_rgb")
 
@@ -142,9 +143,25 @@ def _float_ends(x, dtype, range, variant, stream):
     return first, last
 
 
+# Edges and binning parameters by what defines them: NumPy's histogram_bin_edges costs ~25 us a
+# call, as much as a small histogram's kernels.
+_PREPARED = Prepared()
+
+
+def _integer_edges(dtype, bins, lo):
+    return _PREPARED.get(("integer", dtype, bins, lo), lambda: np.histogram_bin_edges(
+        np.empty(0, dtype), bins, range=(lo, lo + bins)))
+
+
 def _float_params(dtype, first, last, bins):
     """The edges and the parameters of the kernels' binning (cuda/histogram/histogram.h), taken
-    from NumPy's own dtype rules for these ends and this data."""
+    from NumPy's own dtype rules for these ends and this data (the same types and values of the
+    ends, the same answer: kept in _PREPARED)."""
+    return _PREPARED.get(("float", dtype, bins, scalar_key(first), scalar_key(last)),
+                         lambda: _float_params_of(dtype, first, last, bins))
+
+
+def _float_params_of(dtype, first, last, bins):
     probe = np.empty(0, dtype)
     try:
         edges = np.histogram_bin_edges(probe, bins, range=(first, last))
@@ -174,13 +191,15 @@ def _size_of(x):
 
 
 def _place_like(x, edges, stream):
-    """edges where x lives: NumPy for NumPy x, a DeviceArray (on stream) for device x."""
-    if isinstance(x, np.ndarray):
-        return edges
+    """A copy of edges where x lives: NumPy for NumPy x, a DeviceArray (on stream) for device x."""
+    if edges is None or isinstance(x, np.ndarray):
+        return None if edges is None else edges.copy()
     return _core.to_device(edges, stream)
 
 
-def _counts_and_edges(x, bins, range, variant, stream, block):
+def _counts_and_edges(x, bins, range, variant, stream, block, edges=True):
+    """(counts, edges); edges (read-only, shared: copy before handing out) None when not asked
+    for and not needed."""
     bins = _bins_arg(bins)
     dtype = _dtype_of(x)
     if dtype in FLOAT_DTYPES:
@@ -191,7 +210,7 @@ def _counts_and_edges(x, bins, range, variant, stream, block):
     if dtype in INT_DTYPES:
         lo = _integer_lo(range, bins)
         counts = _core.histogram(x, bins, lo, None, variant, stream, block)
-        return counts, np.histogram_bin_edges(np.empty(0, dtype), bins, range=(lo, lo + bins))
+        return counts, _integer_edges(dtype, bins, lo) if edges else None
     # anything else: the binding says what x must be (type, dtype) in its own words
     if range is not None:
         _range_arg(range)
@@ -243,7 +262,7 @@ def _torch_histogram(x, bins=10, range=None, **_):
 def histogram_counts(x, bins=10, range=None, variant=None, stream=None, block=None):
     """The counts of histogram(x, bins, range): int64, `bins` of them (a DeviceArray for device
     x). This is the op that gl.bench, gl.sweep and gl.variants("histogram") know."""
-    return _counts_and_edges(x, bins, range, variant, stream, block)[0]
+    return _counts_and_edges(x, bins, range, variant, stream, block, edges=False)[0]
 
 
 def histogram(x, bins=10, range=None, variant=None, stream=None, block=None):

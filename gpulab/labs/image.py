@@ -62,6 +62,7 @@ import numpy as np
 from .. import _core
 from .. import peers as _peers
 from .._op import Cost, Unit, nbytes, numel, op
+from ._prepared import Prepared
 
 EXPORTS = ("filter2d", "gaussian", "box", "mandelbrot", "gaussian_weights", "box_weights")
 
@@ -131,22 +132,9 @@ def box_weights(size):
 
 
 # Weights the filters have prepared (a Gaussian's taps, a kernel's SVD: 10-30 us of NumPy), by
-# the values that define them, so that a call with the same weights as an earlier one does no
-# host work for them. The arrays are read-only; the oldest entry goes past 64.
-_PREPARED = {}
-
-
-def _prepared(key, make):
-    got = _PREPARED.get(key)
-    if got is None:
-        got = make()  # new arrays, of no one else's
-        for a in got:
-            if a is not None:
-                a.flags.writeable = False
-        if len(_PREPARED) >= 64:
-            _PREPARED.pop(next(iter(_PREPARED)))
-        _PREPARED[key] = got
-    return got
+# the values that define them: a call with the weights of an earlier one does no host work for
+# them.
+_PREPARED = Prepared()
 
 
 def _factors(kernel):
@@ -169,7 +157,7 @@ def _factors(kernel):
         key = ("factors", wy.shape, wy.tobytes(), wx.shape, wx.tobytes())
     else:
         key = ("kernel", k.shape, k.tobytes())
-    return _prepared(key, lambda: _factored(k, wy, wx))
+    return _PREPARED.get(key, lambda: _factored(k, wy, wx))
 
 
 def _factored(k, wy, wx):
@@ -279,7 +267,7 @@ def gaussian(img, sigma, mode="reflect", truncate=4.0, variant=None, stream=None
     32). `variant`: None (fused_separable on the GPU, openmp on the CPU), an id or a name from
     ``gl.variants("gaussian")``."""
     sy, sx = _pair(sigma, "sigma")
-    factors = _prepared(("gaussian", sy, sx, _real(truncate, "truncate")), lambda: _separable(
+    factors = _PREPARED.get(("gaussian", sy, sx, _real(truncate, "truncate")), lambda: _separable(
         gaussian_weights(sy, truncate), gaussian_weights(sx, truncate)))
     return _run("gaussian", img, factors, mode, variant, stream)
 
@@ -300,7 +288,7 @@ def box(img, size, mode="reflect", variant=None, stream=None):
     size x size window (or size = (rows, cols)), 1 to 65 taps a side; an even size reaches one
     further to the top and left, as scipy's does."""
     sy, sx = _pair(size, "size", numbers.Integral)
-    factors = _prepared(("box", sy, sx), lambda: _separable(box_weights(sy), box_weights(sx)))
+    factors = _PREPARED.get(("box", sy, sx), lambda: _separable(box_weights(sy), box_weights(sx)))
     return _run("box", img, factors, mode, variant, stream)
 
 

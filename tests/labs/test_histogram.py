@@ -302,6 +302,38 @@ def test_ladder_numbering():
         (0, "global_atomics"), (1, "privatized_vec16"), (100, "serial")]
 
 
+def test_edges_are_prepared_once_per_value(monkeypatch, rng):
+    """NumPy's bin edges (~25 us a call) are computed once for the same dtype, bins and ends
+    (their types and values: -0.0 is not 0.0), never for histogram_counts of integer data, and
+    each call hands out its own writable copy."""
+    from gpulab.labs import histogram as lab
+    calls = []
+    edges_of = np.histogram_bin_edges
+
+    def counted(*a, **kw):
+        calls.append(kw.get("range"))
+        return edges_of(*a, **kw)
+
+    monkeypatch.setattr(np, "histogram_bin_edges", counted)
+    monkeypatch.setattr(lab, "_PREPARED", type(lab._PREPARED)())
+    x = rng.integers(0, 256, 1000, dtype=np.uint8)
+    for _ in range(3):
+        gl.histogram_counts(x, 256)
+    assert calls == []
+    first = gl.histogram(x, 256)[1]
+    first[:] = -1  # the caller's own copy
+    again = gl.histogram(x, 256)[1]
+    assert len(calls) == 1 and np.array_equal(again, np.arange(257))
+    f = rng.standard_normal(1000)
+    for r in [(-1.0, 1.0), (-1.0, 1.0), (np.float32(-1.0), np.float32(1.0)), (-0.0, 1.0),
+              (0.0, 1.0), (0.0, 1.0)]:
+        counts, edges = gl.histogram(f, 20, r)
+        want_counts, want_edges = np.histogram(f, 20, r)
+        assert_counts_equal(counts, want_counts)
+        assert edges.dtype == want_edges.dtype and edges.tobytes() == want_edges.tobytes()
+    assert len(calls) == 1 + 4  # the integer edges, then one a distinct pair of float ends
+
+
 def test_histogram_is_benchable_like_its_op():
     r = gl.bench(gl.histogram, np.zeros(1000, np.uint8), 256, repeat=1, warmup=0)
     assert r.op == "histogram"

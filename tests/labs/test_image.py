@@ -161,7 +161,7 @@ def test_weights_are_prepared_once_per_value(monkeypatch):
 
     monkeypatch.setattr(np.linalg, "svd", counted_svd)
     monkeypatch.setattr(lab, "gaussian_weights", counted_taps)
-    monkeypatch.setattr(lab, "_PREPARED", {})
+    monkeypatch.setattr(lab, "_PREPARED", type(lab._PREPARED)())
     img = image(rng_for("prepared"), (20, 30), np.float32)
     k = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 0.0], [3.0, 0.0, 1.5]])
     for _ in range(3):

@@ -20,7 +20,10 @@ class Prepared:
             got = make()
             _freeze(got)
             if len(self.entries) >= self.size:
-                self.entries.pop(next(iter(self.entries)))
+                try:
+                    self.entries.pop(next(iter(self.entries)))
+                except (RuntimeError, StopIteration, KeyError):
+                    pass  # another thread changed the entries meanwhile: it evicted one too
             self.entries[key] = got
         return got
 

@@ -7,6 +7,7 @@
 #include "args.h"
 #include "device_memory.h"
 #include "devarray_export.h"
+#include "dlpack.h"
 #include "errors.h"
 #include "mirror.h"
 #include "runtime.h"
@@ -134,13 +135,7 @@ int gl_check_device_operand(gl_DeviceArrayObject *a, const char *argname, int nd
 }
 
 int gl_devarray_order_after(gl_DeviceArrayObject *a, glc_stream stream) {
-  if (a->stream == stream) return 0;
-  /* One event serves every hand-over: a wait takes the state the record captured, and the GIL
-   * keeps a record and its wait together. */
-  static glc_event handover = NULL;
-  int code = handover ? 0 : glc_event_create(&handover, 0);
-  if (!code) code = glc_event_record(handover, a->stream);
-  if (!code) code = glc_stream_wait_event(stream, handover);
+  int code = gl_order_streams_on_device0(a->stream, stream);
   if (code) {
     gl_raise_cuda(code);
     return -1;

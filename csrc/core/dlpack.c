@@ -107,3 +107,12 @@ int gl_order_streams(glc_stream producer, glc_stream consumer) {
   glc_event_destroy(event);
   return code;
 }
+
+int gl_order_streams_on_device0(glc_stream producer, glc_stream consumer) {
+  if (producer == consumer) return 0;
+  static glc_event event = NULL;
+  int code = event ? 0 : glc_event_create(&event, 0);
+  if (!code) code = glc_event_record(event, producer);
+  if (!code) code = glc_stream_wait_event(consumer, event);
+  return code;
+}

@@ -14,5 +14,9 @@ int gl_dl_dtype_from_descr(PyArray_Descr *d, gl_DLDataType *out);
 PyArray_Descr *gl_descr_from_dl(gl_DLDataType t);
 /* Makes work later queued on consumer wait for what is queued on producer now. */
 int gl_order_streams(glc_stream producer, glc_stream consumer);
+/* The same for two streams of device 0, where the ops run, with one event made once for every
+ * call (a wait takes the state its record captured, and the GIL keeps a record and its wait
+ * together): no event made and destroyed per operand. */
+int gl_order_streams_on_device0(glc_stream producer, glc_stream consumer);
 
 #endif

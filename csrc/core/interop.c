@@ -13,13 +13,11 @@
 
 /* ---- ordering a producer's stream before ours ---- */
 
-/* One event serves every import: a wait takes the state its record captured, and the GIL keeps a
- * record and its wait together. While a call imports its operands (gl_import_operands_begin), a
- * second operand from the same producer's stream needs no second record when everything read
- * since the first is CuPy's or torch's own accessors, which enqueue no work; any other import
- * (its interface is someone's Python) forgets that record. */
+/* While a call imports its operands (gl_import_operands_begin), a second operand from the same
+ * producer's stream needs no second record when everything read since the first is CuPy's or
+ * torch's own accessors, which enqueue no work; any other import (its interface is someone's
+ * Python) forgets that record. */
 static struct {
-  glc_event event;
   int open;
   int recorded; /* the open call's last ordering is producer -> consumer (NULL is a stream too) */
   glc_stream producer, consumer;
@@ -40,9 +38,7 @@ static int order_import(glc_stream producer, glc_stream consumer, int trusted) {
   if (trusted && ordering.recorded && ordering.producer == producer &&
       ordering.consumer == consumer)
     return 0;
-  int code = ordering.event ? 0 : glc_event_create(&ordering.event, 0);
-  if (!code) code = glc_event_record(ordering.event, producer);
-  if (!code) code = glc_stream_wait_event(consumer, ordering.event);
+  int code = gl_order_streams_on_device0(producer, consumer);
   ordering.recorded = !code && trusted && ordering.open;
   ordering.producer = producer;
   ordering.consumer = consumer;

@@ -242,17 +242,22 @@ def _spin_cycles():
     return int(gl.device_info()["clock_mhz"] * 1e3 * SPIN_MS)
 
 
-def test_pending_cupy_work_is_ordered(cp):
+def _cupy_spin(cp, cycles):
+    """A one-thread kernel that spins `cycles` clocks, queued on CuPy's current stream."""
     spin = cp.RawKernel(r"""
         extern "C" __global__ void spin(long long cycles) {
             long long start = clock64();
             while (clock64() - start < cycles) {}
         }""", "spin")
+    spin((1,), (1,), (np.int64(cycles),))
+
+
+def test_pending_cupy_work_is_ordered(cp):
     n = 1 << 20
     x = cp.full(n, -7.0, dtype=cp.float32)
     y = cp.full(n, 0.25, dtype=cp.float32)
     cp.cuda.get_current_stream().synchronize()
-    spin((1,), (1,), (np.int64(_spin_cycles()),))
+    _cupy_spin(cp, _spin_cycles())
     x.fill(1.5)  # queued behind the spin on CuPy's stream
     got = gl.saxpy(2.0, x, y).get()
     assert (got == np.float32(3.25)).all(), "gpulab read x before CuPy had written it"
@@ -290,11 +295,6 @@ def test_pending_work_on_cupy_and_torch_streams_is_ordered(cp, torch, first, slo
     first and whichever stream is slower: the event that orders a first operand's stream is
     reused only for a second operand from that same stream (PyTorch's default stream is the
     legacy one, a NULL handle, which is a stream like any other here)."""
-    spin = cp.RawKernel(r"""
-        extern "C" __global__ void spin(long long cycles) {
-            long long start = clock64();
-            while (clock64() - start < cycles) {}
-        }""", "spin")
     n = 1 << 20
     x = cp.full(n, -7.0, dtype=cp.float32)
     y = torch.full((n,), -9.0, dtype=torch.float32, device="cuda")
@@ -302,7 +302,7 @@ def test_pending_work_on_cupy_and_torch_streams_is_ordered(cp, torch, first, slo
     torch.cuda.synchronize()
     short, long = _spin_cycles() // 4, 2 * _spin_cycles()
     with cp.cuda.Stream(non_blocking=True):
-        spin((1,), (1,), (np.int64(long if slow == "cupy" else short),))
+        _cupy_spin(cp, long if slow == "cupy" else short)
         x.fill(1.5)  # on CuPy's side stream
         torch.cuda._sleep(long if slow == "torch" else short)
         y.fill_(0.25)  # on PyTorch's current stream

@@ -362,6 +362,19 @@ PLANTS: List[Plant] = [
           find="const bool in_range = k + u * Step < end;",
           replace="const bool in_range = k + u * Step <= end;",
           tool="memcheck", driver=("sparse.py", "--only", "spmv:8,spmv:9")),
+    # csr_hub_sorted's per-call gather of x into the column order one element too far: it writes
+    # x_sorted[cols], one past the pool buffer the call allocated (its read of new_to_old[cols]
+    # stays inside the order, on the first relabelled index): only memcheck can tell.
+    Plant("sparse-hub-gather-one-past", "sparse", "csr_hub_sorted gathering x one past its end",
+          "cuda/sparse/hub_sorted.cu", after="__global__ void hub_gather_x(",
+          find="threadIdx.x; i < cols;", replace="threadIdx.x; i <= cols;",
+          tool="memcheck", driver=("sparse.py", "--only", "spmv:10")),
+    # csr_hub_sorted's relabelling left out: the kernels read the original columns against x in
+    # the new order, so every product with more than one distinct column goes wrong.
+    Plant("sparse-hub-relabel-skipped", "sparse", "csr_hub_sorted's indices not relabelled",
+          "cuda/sparse/hub_sorted.cu", after="__global__ void hub_relabel(",
+          find="col >= 0 && col < cols ? old_to_new[col] : indices[k];",
+          replace="indices[k];", tool="result", driver=("sparse.py", "--only", "spmv:10")),
     # The device row statistics walking one row past the last: the grid-stride loop's bound
     # reads indptr[rows + 1], one past the array, in the thread that owns the last row.
     Plant("sparse-stats-row-one-past", "sparse", "row statistics reading one past indptr",

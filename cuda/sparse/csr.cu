@@ -179,8 +179,10 @@ int run(int variant, int block, int lanes, const glc_csr *a, const void *x, void
                             static_cast<T *>(y),
                             block,
                             stream,
-                            lanes};
+                            lanes,
+                            static_cast<const I *>(a->column_order)};
   if (variant == GLC_SPMV_CSR_HYBRID) return spmv_csr_hybrid<I, T>(c);
+  if (variant == GLC_SPMV_CSR_HUB_SORTED) return spmv_csr_hub_sorted<I, T>(c);
   if (variant <= GLC_SPMV_CSR_MERGE_PATH || variant == GLC_SPMV_CSR_SUBWARP)
     return spmv_csr_family<I, T>(variant, c);
   return spmv_format_family<I, T>(variant, c);
@@ -231,6 +233,7 @@ extern "C" int glc_spmv(int variant, int block, int lanes, const glc_csr *a, con
     case GLC_SPMV_CUSPARSE:
     case GLC_SPMV_CSR_SUBWARP:
     case GLC_SPMV_CSR_HYBRID:
+    case GLC_SPMV_CSR_HUB_SORTED:
       break;
     default:
       return glc_fail(cudaErrorInvalidValue, "glc_spmv(variant)");
@@ -243,8 +246,9 @@ extern "C" int glc_spmv(int variant, int block, int lanes, const glc_csr *a, con
                                     "glc_spmv(a: sizes)",
                                     "glc_spmv(a: index arrays)",
                                     "glc_spmv(a.data)"};
-  if (lanes && ((variant != GLC_SPMV_CSR_SUBWARP && variant != GLC_SPMV_CSR_HYBRID) || lanes < 2 ||
-                lanes > 32 || (lanes & (lanes - 1))))
+  if (lanes && ((variant != GLC_SPMV_CSR_SUBWARP && variant != GLC_SPMV_CSR_HYBRID &&
+                 variant != GLC_SPMV_CSR_HUB_SORTED) ||
+                lanes < 2 || lanes > 32 || (lanes & (lanes - 1))))
     return glc_fail(cudaErrorInvalidValue, "glc_spmv(lanes)");
   int code = sparse_check(names, a, &block);
   if (code || a->rows == 0) return code;
@@ -252,6 +256,10 @@ extern "C" int glc_spmv(int variant, int block, int lanes, const glc_csr *a, con
   if (!glc_all_aligned(value_bytes, y)) return glc_fail(cudaErrorInvalidValue, "glc_spmv(y)");
   if (a->nnz == 0) return glc_memset_async(y, 0, a->rows * value_bytes, stream);
   if (!glc_all_aligned(value_bytes, x)) return glc_fail(cudaErrorInvalidValue, "glc_spmv(x)");
+  if (variant == GLC_SPMV_CSR_HUB_SORTED &&
+      (a->column_order == nullptr ||
+       !glc_all_aligned(a->index_dtype == GLC_I64 ? 8 : 4, a->column_order)))
+    return glc_fail(cudaErrorInvalidValue, "glc_spmv(a.column_order)");
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (variant == GLC_SPMV_CUSPARSE) return glc_cusparse_spmv(a, x, y, s);
   return a->index_dtype == GLC_I64 ? run_index<long long>(variant, block, lanes, a, x, y, s)

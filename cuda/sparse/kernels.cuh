@@ -22,6 +22,7 @@ struct SpmvCall {
   cudaStream_t stream;
   int lanes;  // csr_subwarp's lanes per row: 0 (from the mean row length) or 2..32; last, so
               // that the calls that never run it (cg.cu) leave it 0
+  const I *column_order;  // csr_hub_sorted's: new_to_old (cols) then the relabelled indices
 };
 
 // The grid of `threads` threads in blocks of `block`, or 0 when it would pass gridDim.x's limit.
@@ -74,6 +75,8 @@ template <typename I, typename T>
 int spmv_csr_family(int variant, const SpmvCall<I, T> &c);  // variants 0-2 and 8 (csr.cu)
 template <typename I, typename T>
 int spmv_csr_hybrid(const SpmvCall<I, T> &c);  // variant 9 (hybrid.cu)
+template <typename I, typename T>
+int spmv_csr_hub_sorted(const SpmvCall<I, T> &c);  // variant 10 (hub_sorted.cu)
 // csr_subwarp's lanes per row from the mean row length, the default of variants 8 and 9 (csr.cu)
 int spmv_subwarp_lanes(long long rows, long long nnz);
 template <typename I, typename T>

@@ -25,6 +25,7 @@ enum glc_spmv_variant {
   GLC_SPMV_CUSPARSE = 7,         /* cusparseSpMV (generic API), libcusparse loaded on first use */
   GLC_SPMV_CSR_SUBWARP = 8,      /* a group of 2-32 lanes per row, unrolled gathers */
   GLC_SPMV_CSR_HYBRID = 9,       /* csr_subwarp's groups, rows past 2048 nonzeros cut into chunks */
+  GLC_SPMV_CSR_HUB_SORTED = 10,  /* csr_hybrid on columns relabelled by use (a.column_order) */
   /* CPU ladder */
   GLC_SPMV_CPU_SERIAL = 100,
   GLC_SPMV_CPU_OPENMP = 101
@@ -59,11 +60,20 @@ typedef struct {
   size_t rows, cols, nnz, max_row;
   int index_dtype, dtype;
   const void *indptr, *indices, *data;
+  /* spmv variant 10 only (NULL elsewhere): glc_csr_hub_order's output for this matrix */
+  const void *column_order;
 } glc_csr;
 
+/* csr_hub_sorted's column order of A (device arrays): order receives cols + nnz entries of A's
+ * index dtype, new_to_old (the columns by descending nonzero count, ties by column) and then A's
+ * indices relabelled (old_to_new[indices[k]]); *top_nonzeros the nonzeros in the `top` most used
+ * columns. The call waits for that count. */
+GLC_API int glc_csr_hub_order(const glc_csr *a, void *order, size_t top,
+                              unsigned long long *top_nonzeros, glc_stream stream);
+
 /* y[rows] = A x[cols]. block: threads per block (0: the variant's default; ignored by 7). lanes:
- * variant 8's lanes per row, 0 (chosen from the mean row length) or 2, 4, 8, 16, 32; the other
- * variants take 0. */
+ * the lanes per row of variants 8, 9 and 10, 0 (chosen from the mean row length) or 2, 4, 8,
+ * 16, 32; the other variants take 0. Variant 10 reads a->column_order. */
 GLC_API int glc_spmv(int variant, int block, int lanes, const glc_csr *a, const void *x, void *y,
                      glc_stream stream);
 

@@ -131,7 +131,7 @@ class CSR:
             raise TypeError("CSR takes a sparse matrix or (indptr, indices, data[, shape]), got "
                             f"{len(args)} arguments")
         self._device = None
-        self._lengths = self._row_stats = self._diagonals = None
+        self._lengths = self._row_stats = self._diagonals = self._column_order = None
         self._choices = {}
 
     # ---- construction
@@ -313,6 +313,20 @@ class CSR:
                 self._diagonals = min(len(dia_offsets(self)), CG_DIA_MAX_DIAGONALS + 1)
         return self._diagonals
 
+    def column_order(self, stream=None):
+        """csr_hub_sorted's relabelling of this device matrix, computed on the device once and
+        kept: (order, share), order a DeviceArray of cols + nnz entries of the index dtype (the
+        columns by descending nonzero count, ties by column, then the indices relabelled) and
+        share the fraction of the nonzeros in the HUB_COLUMNS most used columns. A ValueError
+        naming the bytes needed and free where the device cannot hold it, before anything is
+        allocated."""
+        if not self.on_device:
+            raise ValueError("column_order is computed on the device: call to_device() first")
+        if self._column_order is None:
+            order, top = _core.csr_hub_order(self.indices, self.shape[1], HUB_COLUMNS, stream)
+            self._column_order = (order, top / self.nnz if self.nnz else 0.0)
+        return self._column_order
+
     def astype(self, dtype):
         """This matrix with its values in dtype (float32 or float64), the same index arrays;
         self when they are in dtype already."""
@@ -341,6 +355,7 @@ class CSR:
             # the same matrix: its statistics and choices hold on the device too
             d._lengths, d._row_stats = self._lengths, self._row_stats
             d._diagonals, d._choices = self._diagonals, self._choices
+            d._column_order = None
             self._device = d
         return self._device
 
@@ -708,6 +723,15 @@ SCALAR_MAX_CV = ELL_MAX_CV
 # (Graph500, 2^22 rows, mean 16, longest ~10^5) this picks merge path (0.70x cuSPARSE measured,
 # where csr_subwarp at 8 lanes ran 0.26x); on the power-law matrix (longest 1348) csr_subwarp.
 SUBWARP_STRAGGLER_RATIO = 60000
+# csr_hub_sorted, csr_hybrid on columns numbered by use: on R-MAT scale 22 (half its nonzeros in
+# the 32K most used of 4M columns) it ran 0.52 ms against csr_hybrid's 0.58, for a column order
+# of cols + nnz indices kept on the matrix. The rule takes it where csr_hybrid would run, the
+# matrix has at least 8 x HUB_COLUMNS columns (below, x is a few MB that stay in L2 anyway) and
+# a quarter of the nonzeros fall in the HUB_COLUMNS most used columns; the bounds are readings
+# of that one graph, not measured edges.
+HUB_COLUMNS = 32768
+HUB_MIN_COLUMNS = 8 * HUB_COLUMNS
+HUB_MIN_SHARE = 0.25
 CG_DIA_MAX_DIAGONALS = 32  # cuda/sparse/sparse.h's GLC_CG_DIA_MAX_DIAGONALS
 
 
@@ -767,6 +791,20 @@ def spmv_default(stats):
                   f"about half the mean row length {stats.mean:.1f}")
 
 
+def hub_sorted_default(choice, cols, share):
+    """The Choice of spmv's variant=None once spmv_default chose `choice` for a matrix of `cols`
+    columns whose HUB_COLUMNS most used columns hold `share` of its nonzeros (None: the column
+    order was not computed): csr_hub_sorted, with csr_hybrid's lanes, where csr_hybrid was chosen,
+    cols >= HUB_MIN_COLUMNS and share >= HUB_MIN_SHARE; `choice` otherwise."""
+    if choice.variant != "csr_hybrid" or cols < HUB_MIN_COLUMNS or share is None \
+            or share < HUB_MIN_SHARE:
+        return choice
+    return Choice("csr_hub_sorted", choice.lanes,
+                  f"{choice.reason}; {share:.0%} of the nonzeros fall in the {HUB_COLUMNS} most "
+                  f"used of {cols} columns: csr_hybrid on columns numbered by use (the order "
+                  "kept on the matrix), so that those values of x share sectors")
+
+
 def spmm_default(stats, k=None):
     """The Choice of spmm's variant=None on the device: register_tiled, the fastest rung at
     k = 8 and 32 on both of the lab's matrices (6.8x / 2.6x cuSPARSE SpMM on the Laplacian,
@@ -805,7 +843,7 @@ def _choice(A, op, stream=None):
     if choice is None:
         stats = A.row_stats(stream)
         if op == "spmv":
-            choice = spmv_default(stats)
+            choice = _hub_sorted_choice(A, spmv_default(stats), stream)
         elif op == "spmm":
             choice = spmm_default(stats)
         else:
@@ -813,6 +851,24 @@ def _choice(A, op, stream=None):
                                 A.dtype.itemsize)
         A._choices[op] = choice
     return choice
+
+
+def _hub_sorted_choice(A, choice, stream):
+    """hub_sorted_default for A, computing A's column order only where the rule could take it;
+    an order the device cannot hold leaves csr_hybrid, and one the rule does not take is
+    dropped (its memory freed)."""
+    cols = A.shape[1]
+    if not A.on_device or choice.variant != "csr_hybrid" or cols < HUB_MIN_COLUMNS:
+        return choice
+    try:
+        share = A.column_order(stream)[1]
+    except ValueError as e:
+        return choice._replace(reason=f"{choice.reason} (csr_hub_sorted's column order would "
+                                      f"not fit: {e})")
+    chosen = hub_sorted_default(choice, cols, share)
+    if chosen.variant != "csr_hub_sorted":
+        A._column_order = None
+    return chosen
 
 
 def default_variant(op, A):
@@ -846,6 +902,7 @@ def _takes_lanes(variant):
 # instead of indptr/indices/data.
 _ELL = (3, 4)
 _SELL, _COO = 5, 6
+_HUB_SORTED = (10, "csr_hub_sorted")
 
 
 def spmv_bytes(A, variant_id=None):
@@ -868,6 +925,8 @@ def spmv_bytes(A, variant_id=None):
         return base + 2 * slots * (i + v) + 8 * len(lengths)
     if variant_id == _COO:
         return base + 2 * i * nnz
+    if variant_id in _HUB_SORTED:  # x gathered into the order: new_to_old and x read, x' written
+        return base + cols * (i + 2 * v)
     return base
 
 
@@ -937,8 +996,22 @@ def spmv(A, x, variant=None, block=None, stream=None, lanes=None):
     elif lanes is None and _takes_lanes(variant):
         # the same lanes wherever the operands are: the same kernel, the same sums
         lanes = subwarp_lanes(A.row_stats(stream))
+    if variant in _HUB_SORTED:
+        return _spmv_hub_sorted(A, x, variant, block, stream, lanes)
     return _core.spmv(A.data, A.indices, A.indptr, x, variant, stream, A.shape[1],
                       A.row_stats(stream).max_row, block, lanes)
+
+
+def _spmv_hub_sorted(A, x, variant, block, stream, lanes):
+    """csr_hub_sorted on A's column order, which lives on the device: host operands run on
+    A's device copy (kept on A) and get a NumPy y back."""
+    on_host = not A.on_device
+    if on_host:
+        from .. import to_device
+        A, x = A.to_device(stream=stream), to_device(np.asarray(x), stream=stream)
+    y = _core.spmv(A.data, A.indices, A.indptr, x, variant, stream, A.shape[1],
+                   A.row_stats(stream).max_row, block, lanes, A.column_order(stream)[0])
+    return y.get() if on_host else y
 
 
 # ---------------------------------------------------------------- spmm

@@ -185,6 +185,72 @@ def test_csr_hybrid_kernels_emulated_on_the_cpu():
 
 
 @pytest.mark.gpu
+def test_csr_hub_sorted_column_order(monkeypatch):
+    """csr_hub_sorted's order: the columns by descending count, ties by column (a stable sort),
+    then the indices relabelled; the share of the nonzeros in the HUB_COLUMNS most used
+    columns; computed once per matrix and kept, whatever the variant's later calls; the
+    product against the reference, int32 and int64, with hub rows past csr_hybrid's chunk."""
+    rng = rng_for("hub-sorted")
+    rows, cols = 300, 5000
+    lengths = rng.integers(0, 12, rows)
+    lengths[[3, 150]] = [4100, 2049]
+    weights = 1.0 / np.arange(1, cols + 1) ** 1.2  # a few columns take most entries
+    weights = rng.permutation(weights / weights.sum())
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    indices = rng.choice(cols, size=int(indptr[-1]), p=weights)
+    calls = []
+    original = gl.sparse._core.csr_hub_order
+    monkeypatch.setattr(gl.sparse._core, "csr_hub_order",
+                        lambda *a: calls.append(a) or original(*a))
+    for index in (np.int32, np.int64):
+        data = rng.standard_normal(indices.size).astype(np.float32)
+        A = gl.CSR(indptr.astype(index), indices.astype(index), data, shape=(rows, cols))
+        D = A.to_device()
+        order, share = D.column_order()
+        counts = np.bincount(indices, minlength=cols)
+        new_to_old = np.argsort(-counts, kind="stable")
+        old_to_new = np.empty(cols, np.int64)
+        old_to_new[new_to_old] = np.arange(cols)
+        got = order.get()
+        assert got.dtype == index and got.size == cols + indices.size
+        assert np.array_equal(got[:cols], new_to_old)
+        assert np.array_equal(got[cols:], old_to_new[A.indices])
+        assert share == np.sort(counts)[::-1][:gl.sparse.HUB_COLUMNS].sum() / indices.size
+        x = rng.standard_normal(cols).astype(np.float32)
+        for lanes in (None, 2, 32):
+            ref.check_spmv(gl.spmv(D, gl.to_device(x), variant="csr_hub_sorted",
+                                   lanes=lanes).get(), A, x)
+            ref.check_spmv(gl.spmv(A, x, variant=10, lanes=lanes), A, x)  # NumPy in and out
+    assert len(calls) == 2  # one order per matrix, kept for every later call
+
+
+@pytest.mark.gpu
+def test_csr_hub_sorted_order_that_cannot_fit_is_refused():
+    """An order the device cannot hold (2^40 columns) is a ValueError naming the bytes, raised
+    before any allocation; the next call works."""
+    A = gl.CSR(gl.to_device(np.array([0, 1], np.int64)), gl.to_device(np.array([7], np.int64)),
+               gl.to_device(np.ones(1, np.float32)), shape=(1, 1 << 40))
+    with pytest.raises(ValueError, match="csr_hub_sorted's column order needs .* bytes kept .* free on the device"):
+        A.column_order()
+    assert A._column_order is None
+    B = gl.CSR(np.array([0, 2]), np.array([0, 3]), np.ones(2, np.float32), shape=(1, 4))
+    assert np.array_equal(gl.spmv(B, np.arange(4, dtype=np.float32), variant=10), [3.0])
+
+
+@pytest.mark.gpu
+def test_csr_hub_sorted_needs_its_order():
+    """The order only goes through gl.spmv: _core.spmv refuses csr_hub_sorted without one, and
+    an order for another variant."""
+    A = gl.CSR(np.array([0, 1]), np.array([0]), np.ones(1, np.float32), shape=(1, 1))
+    x = np.ones(1, np.float32)
+    args = (A.data, A.indices, A.indptr, x)
+    with pytest.raises(ValueError, match="needs the matrix's column order"):
+        gl.sparse._core.spmv(*args, 10, None, 1, 1, None, None)
+    with pytest.raises(ValueError, match="column_order is for spmv variant 'csr_hub_sorted'"):
+        gl.sparse._core.spmv(*args, 9, None, 1, 1, None, None, A.indices)
+
+
+@pytest.mark.gpu
 def test_spmv_from_cupy_without_a_copy():
     cupy = pytest.importorskip("cupy")
     import cupyx.scipy.sparse as cs
@@ -342,7 +408,8 @@ def test_ladder_order_and_ids():
     assert [(v.id, v.name) for v in gl.variants("spmv")] == [
         (0, "csr_scalar"), (1, "csr_vector"), (2, "csr_merge_path"), (3, "ell_column_major"),
         (4, "ell_row_major"), (5, "sell_c_sigma"), (6, "coo_segmented"), (7, "cusparse"),
-        (8, "csr_subwarp"), (9, "csr_hybrid"), (100, "serial"), (101, "openmp")]
+        (8, "csr_subwarp"), (9, "csr_hybrid"), (10, "csr_hub_sorted"), (100, "serial"),
+        (101, "openmp")]
     assert [v.name for v in gl.variants("spmv") if v.best] == ["csr_merge_path", "openmp"]
     assert [(v.id, v.name) for v in gl.variants("spmm")] == [
         (0, "row_per_block"), (1, "register_tiled"), (2, "cusparse"), (100, "serial"),

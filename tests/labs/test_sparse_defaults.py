@@ -88,6 +88,20 @@ def test_spmv_default_rule():
     assert S.default_variant("spmv", empty)["variant"] == "csr_scalar"
 
 
+def test_hub_sorted_default_rule():
+    """csr_hub_sorted replaces csr_hybrid alone, from HUB_MIN_COLUMNS columns and a share of
+    HUB_MIN_SHARE in the HUB_COLUMNS most used columns, with csr_hybrid's lanes."""
+    hybrid = S.Choice("csr_hybrid", 8, "long rows")
+    assert S.hub_sorted_default(hybrid, S.HUB_MIN_COLUMNS, S.HUB_MIN_SHARE).variant == \
+        "csr_hub_sorted"
+    picked = S.hub_sorted_default(hybrid, 1 << 22, 0.53)
+    assert picked.lanes == 8 and "53% of the nonzeros" in picked.reason, picked
+    for cols, share in ((S.HUB_MIN_COLUMNS - 1, 0.9), (1 << 22, 0.2), (1 << 22, None)):
+        assert S.hub_sorted_default(hybrid, cols, share) is hybrid
+    subwarp = S.Choice("csr_subwarp", 8, "rows vary")
+    assert S.hub_sorted_default(subwarp, 1 << 22, 0.9) is subwarp
+
+
 def test_subwarp_lanes_follow_the_mean():
     """Half the mean row length (rounded up), as a power of two in 2..32: csr.cu's rule."""
     assert S.subwarp_lanes(POISSON_LAB) == 2
@@ -269,3 +283,27 @@ def test_cupy_matrix_is_analysed_once(monkeypatch):
     y = cupy.asnumpy(cupy.asarray(gl.spmv(m, x)))
     assert len(stats) == 2 and m._gpulab_csr[1] is not A
     ref.check_spmv(y / 2, host, cupy.asnumpy(x))
+
+
+@pytest.mark.gpu
+def test_power_law_graph_default_is_hub_sorted_and_ordered_once(monkeypatch):
+    """An R-MAT graph (scale 18: 88% of its nonzeros in its 32K most used columns, rows past
+    csr_hybrid's chunk) runs csr_hub_sorted by default, its column order computed once; a
+    matrix with a long row but columns drawn evenly keeps csr_hybrid and drops the order."""
+    rng = rng_for("defaults-hub-sorted")
+    orders = counting(monkeypatch, S._core, "csr_hub_order")
+    G = S.rmat(18, 16, seed=3)
+    choice = S.default_variant("spmv", G)
+    assert choice["variant"] == "csr_hub_sorted" and choice["lanes"] == 8, choice
+    host = gl.CSR(G.indptr.get(), G.indices.get(), G.data.get(), shape=G.shape)
+    x = rng.standard_normal(G.shape[1]).astype(np.float32)
+    for _ in range(2):
+        ref.check_spmv(gl.spmv(G, gl.to_device(x)).get(), host, x)
+    assert len(orders) == 1 and G._column_order is not None
+    rows, cols = 1 << 15, 1 << 20
+    lengths = rng.integers(0, 40, rows)
+    lengths[7] = 12000
+    indptr, indices, data = ref.raw_csr(rows, cols, lengths, rng)
+    E = gl.CSR(indptr, indices, data, shape=(rows, cols)).to_device()
+    even = S.default_variant("spmv", E)
+    assert even["variant"] == "csr_hybrid" and len(orders) == 2 and E._column_order is None, even

@@ -30,6 +30,8 @@ typedef struct {
   /* spmv only: csr_subwarp's lanes per row (NULL: the op has no lanes argument) */
   PyObject *lanes;
   int lanes_value;
+  /* spmv only: csr_hub_sorted's column order (a DeviceArray, or NULL) and the stream's owner */
+  PyObject *column_order, *stream_keep;
 } spmv_params;
 
 static int spmv_configure(gl_operands_call *c) {
@@ -121,9 +123,42 @@ static int check_conversion(const gl_operands_call *c) {
   return gl_check_workspace(what, needed, detail);
 }
 
+/* csr_hub_sorted's column order: a C-contiguous DeviceArray on device 0 of cols + nnz entries
+ * of the indices' dtype, which only that variant takes. 0, or -1 raised. */
+static int check_column_order(const gl_operands_call *c) {
+  const spmv_params *p = c->params;
+  const int hub_sorted =
+      c->variant->backend == GL_BACKEND_CUDA && c->variant->id == GLC_SPMV_CSR_HUB_SORTED;
+  if (!p->column_order) {
+    if (!hub_sorted) return 0;
+    PyErr_SetString(PyExc_ValueError,
+                    "spmv variant 'csr_hub_sorted' needs the matrix's column order: call it "
+                    "through gl.spmv, which computes the order once and keeps it on the gl.CSR");
+    return -1;
+  }
+  if (!hub_sorted) {
+    PyErr_Format(PyExc_ValueError, "column_order is for spmv variant 'csr_hub_sorted', not '%s'",
+                 c->variant->name);
+    return -1;
+  }
+  const Py_ssize_t expected = p->cols + c->shape[0][0];
+  gl_DeviceArrayObject *o = (gl_DeviceArrayObject *)p->column_order;
+  if (!gl_DeviceArray_Check(p->column_order) || o->device != 0 || o->ndim != 1 ||
+      !gl_devarray_is_c_contiguous(o) || gl_dtype_code(o->dtype) != c->in_dtype[1] ||
+      o->size != expected) {
+    PyErr_Format(PyExc_ValueError,
+                 "column_order must be a contiguous 1-D DeviceArray on device 0 of %zd %s "
+                 "entries (the matrix's cols + nnz), as CSR.column_order() makes it",
+                 expected, gl_dtype_name(c->in_dtype[1]));
+    return -1;
+  }
+  return 0;
+}
+
 static int spmv_outputs(gl_operands_call *c) {
   const spmv_params *p = c->params;
   if (check_csr(c) < 0) return -1;
+  if (check_column_order(c) < 0) return -1;
   if (c->shape[3][0] != p->cols) {
     PyErr_Format(PyExc_ValueError, "x must have A's %zd columns, got %zd elements", p->cols,
                  c->shape[3][0]);
@@ -166,9 +201,14 @@ static glc_csr csr_of(const gl_operands_call *c) {
 
 static int spmv_cuda(const gl_operands_call *c) {
   const spmv_params *p = c->params;
-  const glc_csr a = csr_of(c);
-  return glc_spmv(c->variant->id, p->block_value, p->lanes_value, &a, c->in[3], c->out[0],
-                  c->stream);
+  glc_csr a = csr_of(c);
+  gl_DeviceArrayObject *order = (gl_DeviceArrayObject *)p->column_order;
+  if (order) a.column_order = order->ptr;
+  const int code =
+      glc_spmv(c->variant->id, p->block_value, p->lanes_value, &a, c->in[3], c->out[0], c->stream);
+  /* its free is ordered after this call's kernels, as the operands' are */
+  if (order) gl_devarray_use(order, c->stream, p->stream_keep);
+  return code;
 }
 
 static int spmv_cpu(const gl_operands_call *c) {
@@ -263,17 +303,25 @@ static const gl_operands_op spmv_op = {
     .run_cuda = spmv_cuda,
     .run_cpu = spmv_cpu};
 
-/* op(data, indices, indptr, x or B, variant, stream, cols, max_row, block[, lanes]), all
- * positional: spmv takes lanes (csr_subwarp's tunable), spmm does not. */
+/* op(data, indices, indptr, x or B, variant, stream, cols, max_row, block[, lanes[,
+ * column_order]]), all positional: spmv takes lanes (csr_subwarp's tunable) and, for
+ * csr_hub_sorted, the matrix's column order; spmm takes neither. */
 static PyObject *run_op(const gl_operands_op *op, PyObject *const *args, Py_ssize_t nargs,
                         int takes_lanes) {
-  if (nargs != 9 + takes_lanes)
+  if (nargs != 9 + takes_lanes && !(takes_lanes && nargs == 11))
     return PyErr_Format(PyExc_TypeError, "_core.%s takes %d positional arguments", op->ladder->op,
                         9 + takes_lanes);
   spmv_params p = {args[8], 0, PyLong_AsSsize_t(args[6]), PyLong_AsSsize_t(args[7])};
   if (PyErr_Occurred()) return NULL;
   p.lanes = takes_lanes ? args[9] : NULL;
-  return gl_operands_run(op, args, args[4], args[5], &p);
+  if (nargs == 11 && args[10] != Py_None) {
+    glc_stream stream;
+    p.column_order = args[10];
+    if (gl_stream_arg(args[5], &stream, &p.stream_keep) < 0) return NULL;
+  }
+  PyObject *result = gl_operands_run(op, args, args[4], args[5], &p);
+  Py_XDECREF(p.stream_keep);
+  return result;
 }
 
 static PyObject *py_spmv(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
@@ -440,6 +488,66 @@ static PyObject *py_csr_diagonals(PyObject *m, PyObject *const *args, Py_ssize_t
   return out;
 }
 
+/* csr_hub_order(indices, cols, top, stream) -> (order, top_nonzeros): csr_hub_sorted's column
+ * order of a device matrix with these indices and cols columns (a DeviceArray of cols + nnz
+ * entries of the indices' dtype: new_to_old, then the relabelled indices) and the nonzeros of
+ * its `top` most used columns. The order and the workspace are checked against free device
+ * memory before anything is allocated; the call waits for the count. */
+static PyObject *py_csr_hub_order(PyObject *m, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 4)
+    return PyErr_Format(PyExc_TypeError, "_core.csr_hub_order takes 4 positional arguments");
+  const Py_ssize_t cols = PyLong_AsSsize_t(args[1]), top = PyLong_AsSsize_t(args[2]);
+  if (PyErr_Occurred()) return NULL;
+  if (cols < 0 || top < 0) return PyErr_Format(PyExc_ValueError, "cols and top must be >= 0");
+  glc_stream stream;
+  PyObject *keep = NULL, *out = NULL;
+  if (gl_require_gpu("csr_hub_order") < 0 || gl_stream_arg(args[3], &stream, &keep) < 0)
+    return NULL;
+  int dtype;
+  gl_DeviceArrayObject *indices = device_index_array(args[0], "indices", stream, &dtype);
+  gl_DeviceArrayObject *order = NULL;
+  if (!indices) goto done;
+  const Py_ssize_t nnz = indices->size;
+  if (dtype == GLC_I32 && (cols > INT32_MAX || nnz > INT32_MAX)) {
+    PyErr_SetString(PyExc_ValueError, "int32 indices past 2^31 - 1");
+    goto done;
+  }
+  const double ib = dtype == GLC_I64 ? 8.0 : 4.0;
+  /* the order itself, then the counts (twice, sorted), the ids, the inverse and CUB's sort
+   * scratch (about another set of keys and values) */
+  const double kept = ((double)cols + (double)nnz) * ib;
+  const double scratch = (double)cols * (2 * 8.0 + 2 * ib + 8.0 + ib) + (1 << 20);
+  char detail[256];
+  snprintf(detail, sizeof detail,
+           "%.0f bytes kept on the matrix (%zd columns and %zd nonzeros of %.0f bytes) and %.0f "
+           "of workspace (column counts, their sort and its scratch)",
+           kept, cols, nnz, ib, scratch);
+  if (gl_check_workspace("csr_hub_sorted's column order", kept + scratch, detail) < 0) goto done;
+  PyArray_Descr *descr = PyArray_DescrFromType(dtype == GLC_I64 ? NPY_INT64 : NPY_INT32);
+  if (!descr) goto done;
+  const Py_ssize_t length = cols + nnz;
+  order = gl_devarray_empty(1, &length, descr, stream, keep);
+  Py_DECREF(descr);
+  if (!order) goto done;
+  const glc_csr a = {
+      .cols = (size_t)cols, .nnz = (size_t)nnz, .index_dtype = dtype, .indices = indices->ptr};
+  unsigned long long top_nonzeros = 0;
+  int code;
+  Py_BEGIN_ALLOW_THREADS
+  code = glc_csr_hub_order(&a, order->ptr, (size_t)top, &top_nonzeros, stream);
+  Py_END_ALLOW_THREADS
+  gl_devarray_use(indices, stream, keep);
+  if (code)
+    gl_raise_cuda(code);
+  else
+    out = Py_BuildValue("(OK)", (PyObject *)order, top_nonzeros);
+done:
+  Py_XDECREF(order);
+  Py_XDECREF(indices);
+  Py_XDECREF(keep);
+  return out;
+}
+
 static int rmat_u64_arg(PyObject *obj, const char *name, unsigned long long max,
                         unsigned long long *value) {
   if (!PyLong_Check(obj) || PyBool_Check(obj)) {
@@ -555,9 +663,9 @@ done:
 
 static PyMethodDef sparse_methods[] = {
     {"spmv", (PyCFunction)(void (*)(void))py_spmv, METH_FASTCALL,
-     "spmv(data, indices, indptr, x, variant, stream, cols, max_row, block, lanes): y = A x for "
-     "the CSR "
-     "matrix (data, indices, indptr) of cols columns whose longest row has max_row nonzeros."},
+     "spmv(data, indices, indptr, x, variant, stream, cols, max_row, block, lanes[, "
+     "column_order]): y = A x for the CSR matrix (data, indices, indptr) of cols columns whose "
+     "longest row has max_row nonzeros; column_order: csr_hub_sorted's (csr_hub_order)."},
     {"spmm", (PyCFunction)(void (*)(void))py_spmm, METH_FASTCALL,
      "spmm(data, indices, indptr, B, variant, stream, cols, max_row, block): C = A B for the "
      "CSR matrix A and a row-major dense B of cols rows."},
@@ -571,6 +679,10 @@ static PyMethodDef sparse_methods[] = {
     {"csr_diagonals", (PyCFunction)(void (*)(void))py_csr_diagonals, METH_FASTCALL,
      "csr_diagonals(indptr, indices, stream): the distinct diagonals col - row of a device CSR "
      "matrix, or 33 for more than 32, counted on the device."},
+    {"csr_hub_order", (PyCFunction)(void (*)(void))py_csr_hub_order, METH_FASTCALL,
+     "csr_hub_order(indices, cols, top, stream) -> (order, top_nonzeros): csr_hub_sorted's "
+     "column order (new_to_old, then the relabelled indices) and the nonzeros of the top most "
+     "used columns, computed on the device."},
     {"rmat", (PyCFunction)(void (*)(void))py_rmat, METH_FASTCALL,
      "rmat(scale, edges, t_ab, t_a, t_c, edge_key, perm_key, dtype, stream) -> (indptr, "
      "indices, data): gl.sparse.rmat's CSR arrays, built on the device."},

@@ -369,12 +369,6 @@ PLANTS: List[Plant] = [
           "cuda/sparse/hub_sorted.cu", after="__global__ void hub_gather_x(",
           find="threadIdx.x; i < cols;", replace="threadIdx.x; i <= cols;",
           tool="memcheck", driver=("sparse.py", "--only", "spmv:10")),
-    # csr_hub_sorted's relabelling left out: the kernels read the original columns against x in
-    # the new order, so every product with more than one distinct column goes wrong.
-    Plant("sparse-hub-relabel-skipped", "sparse", "csr_hub_sorted's indices not relabelled",
-          "cuda/sparse/hub_sorted.cu", after="__global__ void hub_relabel(",
-          find="col >= 0 && col < cols ? old_to_new[col] : indices[k];",
-          replace="indices[k];", tool="result", driver=("sparse.py", "--only", "spmv:10")),
     # The device row statistics walking one row past the last: the grid-stride loop's bound
     # reads indptr[rows + 1], one past the array, in the thread that owns the last row.
     Plant("sparse-stats-row-one-past", "sparse", "row statistics reading one past indptr",

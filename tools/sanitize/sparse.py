@@ -68,7 +68,7 @@ def main():
                             try:
                                 check(got, *raw, x, dtype)
                             except AssertionError as e:
-                                sys.exit(f"mismatch: {op} {v.name} {where} {label} "
+                                sys.exit(f"wrong result: {op} {v.name} {where} {label} "
                                          f"{tunables}: {e}")
                             calls += 1
     calls += cg_calls(args, rng)
@@ -86,9 +86,9 @@ def analysis_calls(args, rng):
         got, want = D.row_stats(), gl.sparse.host_row_stats(A.indptr)
         settle()
         if tuple(got) != tuple(want):
-            sys.exit(f"mismatch: row statistics {label}: {got} against {want}")
+            sys.exit(f"wrong result: row statistics {label}: {got} against {want}")
         if A.nnz and D.diagonals() != min(len(gl.sparse.dia_offsets(A)), 33):
-            sys.exit(f"mismatch: diagonals {label}: {D.diagonals()}")
+            sys.exit(f"wrong result: diagonals {label}: {D.diagonals()}")
         settle()
         calls += 2
     return calls
@@ -106,7 +106,7 @@ def rmat_calls(args):
             want = gl.sparse.rmat(scale, 4, seed=scale, dtype=dtype, device=False)
             for name in ("indptr", "indices", "data"):
                 if not np.array_equal(getattr(got, name).get(), getattr(want, name)):
-                    sys.exit(f"mismatch: rmat scale {scale} {np.dtype(dtype)}: {name}")
+                    sys.exit(f"wrong result: rmat scale {scale} {np.dtype(dtype)}: {name}")
             calls += 1
     return calls
 
@@ -177,7 +177,7 @@ def cg_check(args, A, b, kw):
         try:
             ref.check_cg(got, A, b, first, kw["rtol"], 0.0, kw["maxiter"], kw["M"])
         except AssertionError as e:
-            sys.exit(f"mismatch: cg {kw['variant']} {where} {A} {kw}: {e}")
+            sys.exit(f"wrong result: cg {kw['variant']} {where} {A} {kw}: {e}")
     return len(runs)
 
 if __name__ == "__main__":

@@ -980,11 +980,14 @@ def spmv(A, x, variant=None, block=None, stream=None, lanes=None):
     NumPy x (and a host A): NumPy y. A device x: A's arrays go to the device (kept on A, see
     CSR.to_device) and y is a DeviceArray, computed asynchronously on `stream`.
     `variant`: an id or a name from ``gl.variants("spmv")``, or None: on the device, the rung
-    spmv_default picks from A's row statistics (gl.sparse.default_variant("spmv", A) says which
-    and why), on the host the C default (openmp). `block`: threads per block of the CUDA
-    variants 0-6, 8 and 9; `lanes`: lanes per row of csr_subwarp (8) and csr_hybrid (9), 2, 4,
-    8, 16 or 32 (None: subwarp_lanes of A's statistics; 0: the C rule, from the mean row
-    length). The statistics are computed once per matrix, where it lives, and kept. Each y[i]
+    spmv_default picks from A's row statistics, which hub_sorted_default may turn to
+    csr_hub_sorted from A's column use (gl.sparse.default_variant("spmv", A) says which and
+    why), on the host the C default (openmp). `block`: threads per block of the CUDA
+    variants 0-6 and 8-10; `lanes`: lanes per row of csr_subwarp (8), csr_hybrid (9) and
+    csr_hub_sorted (10), 2, 4, 8, 16 or 32 (None: subwarp_lanes of A's statistics; 0: the C
+    rule, from the mean row length). The statistics are computed once per matrix, where it
+    lives, and kept, as is csr_hub_sorted's column order (CSR.column_order), which that variant
+    reads on the device even for NumPy operands (A's device copy, y copied back). Each y[i]
     lies within the bound of tests/references/sparse.py of the float64 product (the parallel
     variants reassociate)."""
     A = _as_csr(A)

@@ -237,6 +237,15 @@ def test_csr_hub_sorted_order_that_cannot_fit_is_refused():
     assert np.array_equal(gl.spmv(B, np.arange(4, dtype=np.float32), variant=10), [3.0])
 
 
+def test_csr_hub_order_arguments_are_checked_first():
+    with pytest.raises(ValueError, match="cols must be >= 0 and top >= 1, got 4 and 0"):
+        gl.sparse._core.csr_hub_order(np.zeros(1, np.int32), 4, 0, None)
+    with pytest.raises(ValueError, match="got -1 and 8"):
+        gl.sparse._core.csr_hub_order(np.zeros(1, np.int32), -1, 8, None)
+    with pytest.raises(ValueError, match="call to_device"):
+        gl.CSR(np.array([0, 1]), np.array([0]), np.ones(1)).column_order()
+
+
 @pytest.mark.gpu
 def test_csr_hub_sorted_needs_its_order():
     """The order only goes through gl.spmv: _core.spmv refuses csr_hub_sorted without one, and

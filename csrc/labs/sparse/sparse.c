@@ -498,7 +498,9 @@ static PyObject *py_csr_hub_order(PyObject *m, PyObject *const *args, Py_ssize_t
     return PyErr_Format(PyExc_TypeError, "_core.csr_hub_order takes 4 positional arguments");
   const Py_ssize_t cols = PyLong_AsSsize_t(args[1]), top = PyLong_AsSsize_t(args[2]);
   if (PyErr_Occurred()) return NULL;
-  if (cols < 0 || top < 0) return PyErr_Format(PyExc_ValueError, "cols and top must be >= 0");
+  if (cols < 0 || top < 1)
+    return PyErr_Format(PyExc_ValueError, "cols must be >= 0 and top >= 1, got %zd and %zd", cols,
+                        top);
   glc_stream stream;
   PyObject *keep = NULL, *out = NULL;
   if (gl_require_gpu("csr_hub_order") < 0 || gl_stream_arg(args[3], &stream, &keep) < 0)

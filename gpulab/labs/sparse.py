@@ -1010,7 +1010,10 @@ def _spmv_hub_sorted(A, x, variant, block, stream, lanes):
     A's device copy (kept on A) and get a NumPy y back."""
     on_host = not A.on_device
     if on_host:
-        from .. import to_device
+        from .. import cuda_available, to_device
+        if not cuda_available():  # every CUDA variant's refusal, which lists the CPU ones
+            return _core.spmv(A.data, A.indices, A.indptr, x, variant, stream, A.shape[1],
+                              A.row_stats(stream).max_row, block, lanes)
         A, x = A.to_device(stream=stream), to_device(np.asarray(x), stream=stream)
     y = _core.spmv(A.data, A.indices, A.indptr, x, variant, stream, A.shape[1],
                    A.row_stats(stream).max_row, block, lanes, A.column_order(stream)[0])

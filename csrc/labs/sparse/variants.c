@@ -126,8 +126,8 @@ static const gl_variant spmv_variants[] = {
                 "gl.CSR: cols + nnz indices more); each call gathers x into that order first, so "
                 "that a power-law graph's most used values of x share sectors and stay in L1.",
      .seed = "degree-based relabelling (hub sorting) of graph analytics; S3 10.3",
-     .kernels = "hub_gather_x spmv_hybrid_rows (spmv_hybrid_chunks) (csr_stats, "
-                "hub_count_columns, hub_iota, hub_invert, hub_relabel)",
+     .kernels = "hub_gather_x spmv_hybrid_rows (spmv_hybrid_chunks) (csr_stats "
+                "hub_count_columns hub_iota hub_invert hub_relabel)",
      .dtypes = GL_FLOATS,
      .tunables = {{"block", GL_BLOCKS_POW2, 256}, {"lanes", {2, 4, 8, 16, 32, 0}, 0}}},
     {.id = GLC_SPMV_CPU_SERIAL,

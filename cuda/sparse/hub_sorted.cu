@@ -97,9 +97,10 @@ int hub_order(const glc_csr *a, I *order, size_t top, unsigned long long *top_no
   GLC_TRY(code, GLC_CUDA(cub::DeviceRadixSort::SortPairsDescending, nullptr, sort_bytes,
                          counts.as<unsigned long long>(), sorted.as<unsigned long long>(),
                          ids.as<I>(), order, cols, 0, bits, s));
-  GLC_TRY(code,
-          GLC_CUDA(cub::DeviceReduce::Sum, nullptr, sum_bytes, sorted.as<unsigned long long>(),
-                   sum.as<unsigned long long>(), std::max<long long>(top_items, 1), s));
+  if (top_items)
+    GLC_TRY(code,
+            GLC_CUDA(cub::DeviceReduce::Sum, nullptr, sum_bytes, sorted.as<unsigned long long>(),
+                     sum.as<unsigned long long>(), top_items, s));
   GLC_TRY(code, scratch.allocate(std::max(sort_bytes, sum_bytes), s));
   GLC_TRY(code, glc_memset_async(counts.ptr, 0, cols * sizeof(unsigned long long), s));
   if (nnz)
@@ -115,10 +116,12 @@ int hub_order(const glc_csr *a, I *order, size_t top, unsigned long long *top_no
   if (nnz)
     GLC_TRY(code, glc_launch(hub_relabel<I>, "hub_relabel", stride_grid(nnz), kHubBlock, s, indices,
                              nnz, cols, old_to_new.as<const I>(), order + cols));
-  GLC_TRY(code,
-          GLC_CUDA(cub::DeviceReduce::Sum, scratch.ptr, sum_bytes, sorted.as<unsigned long long>(),
-                   sum.as<unsigned long long>(), std::max<long long>(top_items, 1), s));
-  GLC_TRY(code, glc_memcpy_async(top_nonzeros, sum.ptr, sizeof(unsigned long long), s));
+  if (top_items) {  // top = 0: no column, no nonzeros (*top_nonzeros stays 0)
+    GLC_TRY(code,
+            GLC_CUDA(cub::DeviceReduce::Sum, scratch.ptr, sum_bytes,
+                     sorted.as<unsigned long long>(), sum.as<unsigned long long>(), top_items, s));
+    GLC_TRY(code, glc_memcpy_async(top_nonzeros, sum.ptr, sizeof(unsigned long long), s));
+  }
   GLC_TRY(code, glc_stream_synchronize(s));
   return code;
 }

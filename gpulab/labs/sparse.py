@@ -999,25 +999,20 @@ def spmv(A, x, variant=None, block=None, stream=None, lanes=None):
     elif lanes is None and _takes_lanes(variant):
         # the same lanes wherever the operands are: the same kernel, the same sums
         lanes = subwarp_lanes(A.row_stats(stream))
+    # csr_hub_sorted reads A's column order, which lives on the device: NumPy operands run on
+    # A's device copy (kept on A) and get a NumPy y back. Without a GPU the call below gives
+    # every CUDA variant's refusal, which lists the CPU ones.
+    order, fetch = (), False
     if variant in _HUB_SORTED:
-        return _spmv_hub_sorted(A, x, variant, block, stream, lanes)
-    return _core.spmv(A.data, A.indices, A.indptr, x, variant, stream, A.shape[1],
-                      A.row_stats(stream).max_row, block, lanes)
-
-
-def _spmv_hub_sorted(A, x, variant, block, stream, lanes):
-    """csr_hub_sorted on A's column order, which lives on the device: host operands run on
-    A's device copy (kept on A) and get a NumPy y back."""
-    on_host = not A.on_device
-    if on_host:
         from .. import cuda_available, to_device
-        if not cuda_available():  # every CUDA variant's refusal, which lists the CPU ones
-            return _core.spmv(A.data, A.indices, A.indptr, x, variant, stream, A.shape[1],
-                              A.row_stats(stream).max_row, block, lanes)
-        A, x = A.to_device(stream=stream), to_device(np.asarray(x), stream=stream)
+        if cuda_available():
+            if not A.on_device:
+                A, x = A.to_device(stream=stream), to_device(np.asarray(x), stream=stream)
+                fetch = True
+            order = (A.column_order(stream)[0],)
     y = _core.spmv(A.data, A.indices, A.indptr, x, variant, stream, A.shape[1],
-                   A.row_stats(stream).max_row, block, lanes, A.column_order(stream)[0])
-    return y.get() if on_host else y
+                   A.row_stats(stream).max_row, block, lanes, *order)
+    return y.get() if fetch else y
 
 
 # ---------------------------------------------------------------- spmm

@@ -1,22 +1,27 @@
 // Jacobi over several GPUs (S3 10.1): the grid split along axis 0 into slabs, one per
-// GPU, each with a ghost row (2D) or plane (3D) on either side and two buffers. Every sweep is
-// the stencil lab's row/plane-range sweep (glc_jacobi_sweep2d_rows, glc_jacobi_sweep3d_planes,
-// cuda/stencil/stencil.h): no kernel of its own, so every cell gets exactly the arithmetic of
-// glc_jacobi's fused variant and the result is bitwise the single-GPU one.
+// GPU, each with `halo` ghost rows (2D) or planes (3D) on either side and two buffers. Every
+// sweep is the stencil lab's: the row/plane-range sweep (glc_jacobi_sweep2d_rows,
+// glc_jacobi_sweep3d_planes: glc_jacobi's fused variant, halo 1) or, in 2D with depth > 0, its
+// temporal blocking over a row range (glc_jacobi_temporal2d_rows: a pass of up to `depth`
+// sweeps per launch, halos `depth` rows deep so that the owned rows come out right). No kernel
+// of its own, so every cell gets exactly the arithmetic of that single-GPU variant and the result
+// is bitwise that variant's.
 //
-// One sweep, per GPU: its compute stream waits for the halos of the last sweep, sweeps its two
-// edge rows (with overlap) and records `edges`; its copy stream waits for `edges` (its own and,
-// for p2p, those of the neighbours it writes into: their previous sweep has then finished
-// reading the ghost rows about to be overwritten) and moves the edge rows into the neighbours'
-// ghost rows of the new buffer, recording `sent`; meanwhile the compute stream sweeps the
-// interior. Without overlap the whole slab sweeps before `edges`. Nothing waits on the host
-// except at a check. tools/emulate/multi_jacobi.py runs this file on the CPU with the streams
-// in starving orders: dropping any of these waits that is needed makes it fail.
+// One pass (a sweep, or a temporal pass), per GPU: its compute stream waits for the halos of the
+// last pass, sweeps its two edge bands (halo rows each, with overlap) and records `edges`; its
+// copy stream waits for `edges` (its own and, for p2p, those of the neighbours it writes into:
+// their previous pass has then finished reading the ghost rows about to be overwritten) and
+// moves the edge bands into the neighbours' ghost rows of the new buffer, recording `sent`;
+// meanwhile the compute stream sweeps the interior. Without overlap the whole slab sweeps before
+// `edges`. Nothing waits on the host except at a check. tools/emulate/multi_jacobi.py runs this
+// file on the CPU with the streams in starving orders: dropping any of these waits that is needed
+// makes it fail.
 //
 // The residual: every slab's checked sweep raises its own device scalar (the sweep's
 // residual_max); at a check the GPUs' maxima are combined, exactly, either on the host (p2p: one
 // process reads each scalar and takes the max) or by NCCL's max all-reduce (nccl), then scaled
 // as glc_jacobi does: (2 ndim / h2) with h2 the grid dtype's h*h.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -53,17 +58,24 @@ struct slab {
 
 struct problem {
   int count, exchange, overlap, dtype, ndim;
+  int depth;    // 0: one fused sweep a pass; else temporal passes of up to depth sweeps
+  size_t halo;  // ghost rows on either side: 1, or depth
   const size_t *shape;
   size_t row_elems, item;  // elements of one row (2D) or plane (3D) of axis 0; bytes of one
   double h2;               // h * h, as glc_jacobi computes it
   glc_multi_comm *const *comms;
 };
 
-// One sweep over global rows [first, last) of slab s, reading u[from], writing u[1 - from].
-int sweep_rows(const problem &p, slab &s, int from, size_t first, size_t last, bool residual) {
+// `sweeps` sweeps (one, or a temporal pass) over global rows [first, last) of slab s, reading
+// u[from], writing u[1 - from].
+int sweep_rows(const problem &p, slab &s, int from, size_t first, size_t last, int sweeps,
+               bool residual) {
   if (first >= last) return cudaSuccess;
   void *res = residual ? s.residual : nullptr;
   const size_t rows = s.hi - s.lo;
+  if (p.depth)
+    return glc_jacobi_temporal2d_rows(p.dtype, s.u[from], s.u[1 - from], s.f, rows, p.shape[1],
+                                      first - s.lo, last - s.lo, sweeps, p.h2, res, s.compute);
   if (p.ndim == 2)
     return glc_jacobi_sweep2d_rows(p.dtype, s.u[from], s.u[1 - from], s.f, rows, p.shape[1],
                                    first - s.lo, last - s.lo, p.h2, res, s.compute);
@@ -101,9 +113,9 @@ int harvest(std::vector<slab> &slabs, int slot, glc_multi_jacobi_result *result,
   return cudaSuccess;
 }
 
-// One sweep on every GPU, from buffer `from`, halos moved into buffer 1 - from.
-int sweep_all(const problem &p, std::vector<slab> &slabs, int from, bool residual, int slot,
-              DeviceGuard &guard) {
+// One pass of `sweeps` sweeps on every GPU, from buffer `from`, halos moved into buffer 1 - from.
+int sweep_all(const problem &p, std::vector<slab> &slabs, int from, int sweeps, bool residual,
+              int slot, DeviceGuard &guard) {
   const int to = 1 - from;
   const int n = p.count;
   int code = cudaSuccess;
@@ -117,20 +129,22 @@ int sweep_all(const problem &p, std::vector<slab> &slabs, int from, bool residua
     if (!code && i + 1 < n) code = wait(s.compute, slabs[i + 1].sent);
     if (!code) code = GLC_CUDA(cudaEventRecord, s.timing[slot][0], s.compute);
     if (code) break;
-    if (p.overlap && n > 1) {
+    if (p.overlap && n > 1) {  // the bands the neighbours need first: halo rows at each end
       const size_t b = s.sweep_begin, e = s.sweep_end;
-      code = sweep_rows(p, s, from, b, b < e ? b + 1 : b, residual);
-      if (!code && e > b + 1) code = sweep_rows(p, s, from, e - 1, e, residual);
+      const size_t top = e - b < p.halo ? e : b + p.halo;
+      const size_t bottom = e - top < p.halo ? top : e - p.halo;
+      code = sweep_rows(p, s, from, b, top, sweeps, residual);
+      if (!code) code = sweep_rows(p, s, from, bottom, e, sweeps, residual);
       if (!code) code = GLC_CUDA(cudaEventRecord, s.edges, s.compute);
-      if (!code && e > b + 2) code = sweep_rows(p, s, from, b + 1, e - 1, residual);
+      if (!code) code = sweep_rows(p, s, from, top, bottom, sweeps, residual);
     } else {
-      code = sweep_rows(p, s, from, s.sweep_begin, s.sweep_end, residual);
+      code = sweep_rows(p, s, from, s.sweep_begin, s.sweep_end, sweeps, residual);
       if (!code) code = GLC_CUDA(cudaEventRecord, s.edges, s.compute);
     }
     if (!code) code = GLC_CUDA(cudaEventRecord, s.timing[slot][1], s.compute);
   }
   if (code) return code;
-  const size_t bytes = p.row_elems * p.item;
+  const size_t bytes = p.halo * p.row_elems * p.item;
   for (int i = 0; i < n && !code; ++i) {  // the copy streams: wait, then (p2p) copy
     slab &s = slabs[i];
     code = guard.use(s.device);
@@ -141,29 +155,29 @@ int sweep_all(const problem &p, std::vector<slab> &slabs, int from, bool residua
     }
     if (!code) code = GLC_CUDA(cudaEventRecord, s.timing[slot][2], s.copy);
     if (code || p.exchange != GLC_MULTI_EXCHANGE_P2P || n == 1) continue;
-    if (i > 0) {  // my first row is the ghost row below the slab above
+    if (i > 0) {  // my first halo rows are the ghost rows below the slab above
       const slab &up = slabs[i - 1];
       code = GLC_CUDA(cudaMemcpyPeerAsync, row_of(p, up, to, s.begin), up.device,
                       row_of(p, s, to, s.begin), s.device, bytes, s.copy);
     }
-    if (!code && i + 1 < n) {  // my last row is the ghost row above the slab below
+    if (!code && i + 1 < n) {  // my last halo rows are the ghost rows above the slab below
       const slab &down = slabs[i + 1];
-      code = GLC_CUDA(cudaMemcpyPeerAsync, row_of(p, down, to, s.end - 1), down.device,
-                      row_of(p, s, to, s.end - 1), s.device, bytes, s.copy);
+      code = GLC_CUDA(cudaMemcpyPeerAsync, row_of(p, down, to, s.end - p.halo), down.device,
+                      row_of(p, s, to, s.end - p.halo), s.device, bytes, s.copy);
     }
   }
   if (!code && p.exchange == GLC_MULTI_EXCHANGE_NCCL && n > 1) {
     const int type = p.dtype == GLC_F64 ? GLC_NCCL_F64 : GLC_NCCL_F32;
-    const size_t count = p.row_elems;
+    const size_t count = p.halo * p.row_elems, h = p.halo;
     std::vector<glc_multi_transfer> transfers;
     for (int i = 0; i < n; ++i) {
       const slab &s = slabs[i];
       if (i > 0) {
         transfers.push_back({p.comms[i], i - 1, 1, type, row_of(p, s, to, s.begin), count});
-        transfers.push_back({p.comms[i], i - 1, 0, type, row_of(p, s, to, s.begin - 1), count});
+        transfers.push_back({p.comms[i], i - 1, 0, type, row_of(p, s, to, s.begin - h), count});
       }
       if (i + 1 < n) {
-        transfers.push_back({p.comms[i], i + 1, 1, type, row_of(p, s, to, s.end - 1), count});
+        transfers.push_back({p.comms[i], i + 1, 1, type, row_of(p, s, to, s.end - h), count});
         transfers.push_back({p.comms[i], i + 1, 0, type, row_of(p, s, to, s.end), count});
       }
     }
@@ -330,13 +344,17 @@ int solve(const problem &p, std::vector<slab> &slabs, size_t max_sweeps, double 
       if (!code) code = GLC_CUDA(cudaMemsetAsync, s.residual, 0, sizeof(T), s.compute);
       if (code) break;
     }
-    for (size_t done = 0; code == cudaSuccess && done < count; ++done, ++sweep_index) {
+    for (size_t done = 0, step = 1; code == cudaSuccess && done < count;
+         done += step, ++sweep_index) {
       // Ctrl-C: stop issuing; the streams are drained below and nothing is gathered
       code = glc_check_interrupt();
       if (code) break;
+      // a temporal pass: as glc_jacobi's, up to depth sweeps, the check's last one shorter
+      step = p.depth ? std::min(static_cast<size_t>(p.depth), count - done) : 1;
       const int slot = static_cast<int>(sweep_index % timing_ring);
-      code = harvest(slabs, slot, result, guard);  // frees the slot this sweep records into
-      if (!code) code = sweep_all(p, slabs, from, done + 1 == count, slot, guard);
+      code = harvest(slabs, slot, result, guard);  // frees the slot this pass records into
+      if (!code)
+        code = sweep_all(p, slabs, from, static_cast<int>(step), done + step == count, slot, guard);
       from = 1 - from;
     }
     T largest = T(0);
@@ -375,16 +393,17 @@ int solve(const problem &p, std::vector<slab> &slabs, size_t max_sweeps, double 
 }  // namespace
 
 extern "C" int glc_multi_jacobi(int count, const int *devices, glc_multi_comm *const *comms,
-                                int exchange, int overlap, int dtype, int ndim, const size_t *shape,
-                                const size_t *starts, double h, size_t max_sweeps, double tol,
-                                size_t check_every, const void *f, const void *u0, void *u,
-                                double *residuals, size_t capacity,
+                                int exchange, int overlap, int depth, int dtype, int ndim,
+                                const size_t *shape, const size_t *starts, double h,
+                                size_t max_sweeps, double tol, size_t check_every, const void *f,
+                                const void *u0, void *u, double *residuals, size_t capacity,
                                 glc_multi_jacobi_result *result) {
   if (result == nullptr || shape == nullptr || starts == nullptr || devices == nullptr ||
       (ndim != 2 && ndim != 3) || check_every == 0 || !(h > 0) || count < 1 ||
       count > GLC_MULTI_MAX_GPUS || (capacity && residuals == nullptr) ||
       (exchange != GLC_MULTI_EXCHANGE_P2P && exchange != GLC_MULTI_EXCHANGE_NCCL) ||
-      (exchange == GLC_MULTI_EXCHANGE_NCCL && count > 1 && comms == nullptr))
+      (exchange == GLC_MULTI_EXCHANGE_NCCL && count > 1 && comms == nullptr) || depth < 0 ||
+      depth > 15 || (depth && ndim != 2))
     return glc_fail(cudaErrorInvalidValue, "glc_multi_jacobi (arguments)");
   *result = glc_multi_jacobi_result{};
   size_t n = 1, row_elems = 1;
@@ -405,14 +424,28 @@ extern "C" int glc_multi_jacobi(int count, const int *devices, glc_multi_comm *c
     return glc_fail(cudaErrorInvalidValue, "glc_multi_jacobi (f or u missing)");
   if (starts[0] != 0 || starts[count] != shape[0])
     return glc_fail(cudaErrorInvalidValue, "glc_multi_jacobi (starts)");
-  for (int i = 0; i < count; ++i)
+  size_t thinnest = shape[0];
+  for (int i = 0; i < count; ++i) {
     if (starts[i + 1] <= starts[i])
       return glc_fail(cudaErrorInvalidValue, "glc_multi_jacobi (a slab without rows)");
+    if (starts[i + 1] - starts[i] < thinnest) thinnest = starts[i + 1] - starts[i];
+  }
+  // a ghost row must be a neighbour's own row: passes no deeper than the thinnest slab
+  if (depth && static_cast<size_t>(depth) > thinnest) depth = static_cast<int>(thinnest);
   if (dtype != GLC_F32 && dtype != GLC_F64)
     return glc_fail(cudaErrorInvalidValue, "glc_multi_jacobi (dtype)");
-  problem p{count, exchange, overlap,   dtype,
-            ndim,  shape,    row_elems, dtype == GLC_F64 ? sizeof(double) : sizeof(float),
-            h * h, comms};
+  problem p{count,
+            exchange,
+            overlap,
+            dtype,
+            ndim,
+            depth,
+            depth ? static_cast<size_t>(depth) : 1,
+            shape,
+            row_elems,
+            dtype == GLC_F64 ? sizeof(double) : sizeof(float),
+            h * h,
+            comms};
   const size_t n0 = shape[0];
   std::vector<slab> slabs(count);
   for (int i = 0; i < count; ++i) {
@@ -420,8 +453,8 @@ extern "C" int glc_multi_jacobi(int count, const int *devices, glc_multi_comm *c
     s.device = devices[i];
     s.begin = starts[i];
     s.end = starts[i + 1];
-    s.lo = s.begin > 0 ? s.begin - 1 : 0;
-    s.hi = s.end < n0 ? s.end + 1 : n0;
+    s.lo = s.begin > p.halo ? s.begin - p.halo : 0;
+    s.hi = s.end + p.halo < n0 ? s.end + p.halo : n0;
     s.sweep_begin = s.begin > 1 ? s.begin : 1;
     s.sweep_end = s.end < n0 - 1 ? s.end : n0 - 1;
     if (s.sweep_end < s.sweep_begin) s.sweep_end = s.sweep_begin;  // nothing to sweep

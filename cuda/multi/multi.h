@@ -124,13 +124,17 @@ typedef struct {
  * per GPU, at once. exchange: enum
  * glc_multi_exchange; nccl needs comms (count communicators, rank i on devices[i]), p2p needs
  * peer access between neighbouring devices (enabled here; cudaErrorPeerAccessUnsupported when
- * absent). overlap: sweep the edge rows first, move the halos while the interior sweeps.
- * The sweeps are the stencil lab's row/plane-range sweeps (glc_jacobi_sweep2d_rows,
- * glc_jacobi_sweep3d_planes), so the result is bitwise glc_jacobi's fused variant. */
+ * absent). overlap: sweep the edge bands first, move the halos while the interior sweeps.
+ * depth 0: the sweeps are the stencil lab's row/plane-range sweeps (glc_jacobi_sweep2d_rows,
+ * glc_jacobi_sweep3d_planes), one a pass, halos one row deep, and the result is bitwise
+ * glc_jacobi's fused variant. depth 1..15 (2D only): passes of up to depth sweeps by the
+ * temporal blocking over row ranges (glc_jacobi_temporal2d_rows), halos as deep as a pass (no
+ * deeper than the thinnest slab: depth is lowered to it), and the result is bitwise glc_jacobi's
+ * temporal variant, at any depth. */
 GLC_API int glc_multi_jacobi(int count, const int *devices, glc_multi_comm *const *comms,
-                             int exchange, int overlap, int dtype, int ndim, const size_t *shape,
-                             const size_t *starts, double h, size_t max_sweeps, double tol,
-                             size_t check_every, const void *f, const void *u0, void *u,
+                             int exchange, int overlap, int depth, int dtype, int ndim,
+                             const size_t *shape, const size_t *starts, double h, size_t max_sweeps,
+                             double tol, size_t check_every, const void *f, const void *u0, void *u,
                              double *residuals, size_t capacity, glc_multi_jacobi_result *result);
 
 /* ---- placing rows on GPUs and back (cuda/multi/placement.cu) ---- */

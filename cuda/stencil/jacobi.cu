@@ -47,8 +47,9 @@ int chunk(const problem<T> &p, T **cur, T **next, size_t count, cudaStream_t str
     size_t step = 1;
     if (p.variant == GLC_JACOBI_TEMPORAL) {
       step = count - done < static_cast<size_t>(p.depth) ? count - done : p.depth;
-      code = glc_jacobi_temporal(*cur, *next, p.f, p.rows, p.cols, static_cast<int>(step), p.h2,
-                                 done + step == count ? p.residual : nullptr, stream);
+      code =
+          glc_jacobi_temporal(*cur, *next, p.f, p.rows, p.cols, 0, p.rows, static_cast<int>(step),
+                              p.h2, done + step == count ? p.residual : nullptr, stream);
     } else {
       const bool fused = p.variant != GLC_JACOBI_PER_SWEEP && done + 1 == count;
       code = sweep(p, *cur, *next, fused, stream);

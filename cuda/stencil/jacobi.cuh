@@ -63,10 +63,12 @@ int glc_jacobi_load_sweeps();
 // *residual_max raised to max |a - b| over n elements (variant 0's separate pass).
 template <typename T>
 int glc_jacobi_residual(const T *a, const T *b, size_t n, T *residual_max, cudaStream_t stream);
-// depth sweeps of a rows x cols grid in one launch (2D), from u into u_new, the last sweep's
-// update raised into residual_max unless null.
+// depth sweeps of a rows x cols grid in one launch (2D), from u into u_new, its first and last
+// rows held; rows [row_begin, row_end) written, their last sweep's update raised into
+// residual_max unless null.
 template <typename T>
-int glc_jacobi_temporal(const T *u, T *u_new, const T *f, size_t rows, size_t cols, int depth, T h2,
-                        T *residual_max, cudaStream_t stream);
+int glc_jacobi_temporal(const T *u, T *u_new, const T *f, size_t rows, size_t cols,
+                        size_t row_begin, size_t row_end, int depth, T h2, T *residual_max,
+                        cudaStream_t stream);
 
 #endif

@@ -5,8 +5,12 @@
 // a full sweep of the grid (the result is the same as depth launches of the per-sweep kernel), and
 // the solver counts each as one. Byte model per pass (depth 4, f32): 2048 cells of u and f read for
 // 1344 written, about 16 bytes per output cell for 4 sweeps (docs/labs/stencil.md).
+// Only rows [row_begin, row_end) are written (and measured for the residual): a multi-GPU slab
+// writes its own rows, and its ghost rows, which a neighbour's copy fills, are only read.
+#include "cuda/core/dtype_dispatch.cuh"
 #include "cuda/core/launch.cuh"
 #include "cuda/stencil/jacobi.cuh"
+#include "cuda/stencil/stencil.h"
 
 namespace {
 constexpr int tile_x = 64, tile_y = 32, block_y = 4, cells_per_thread = tile_y / block_y;
@@ -15,16 +19,18 @@ constexpr int tile_x = 64, tile_y = 32, block_y = 4, cells_per_thread = tile_y /
 template <typename T>
 __global__ void __launch_bounds__(tile_x *block_y)
     jacobi_temporal2d(const T *__restrict__ u, T *__restrict__ u_new, const T *__restrict__ f,
-                      int rows, int cols, int depth, T h2, T *residual_max) {
+                      int rows, int cols, int row_begin, int row_end, int depth, T h2,
+                      T *residual_max) {
   __shared__ T buffers[2][tile_y][tile_x];
   const int out_x = tile_x - 2 * depth, out_y = tile_y - 2 * depth;
-  const int gx0 = blockIdx.x * out_x - depth, gy0 = blockIdx.y * out_y - depth;
+  const int gx0 = blockIdx.x * out_x - depth, gy0 = row_begin + blockIdx.y * out_y - depth;
   const int lx = threadIdx.x, gx = gx0 + lx;
   T scaled_f[cells_per_thread];
-  bool interior[cells_per_thread];
+  bool interior[cells_per_thread], owned[cells_per_thread];
 #pragma unroll
   for (int k = 0; k < cells_per_thread; ++k) {
     const int ly = threadIdx.y + k * block_y, gy = gy0 + ly;
+    owned[k] = gy >= row_begin && gy < row_end;
     const bool inside = gx >= 0 && gx < cols && gy >= 0 && gy < rows;
     const size_t at = static_cast<size_t>(gy) * cols + gx;
     // cells outside the grid are neighbours only of boundary cells, which are never updated
@@ -50,7 +56,7 @@ __global__ void __launch_bounds__(tile_x *block_y)
             (src[ly - 1][lx] + src[ly + 1][lx] + src[ly][lx - 1] + src[ly][lx + 1] + scaled_f[k]) *
             T(0.25);
       dst[ly][lx] = value;
-      if (last && valid) largest = glc_max_keep_nan(largest, abs(value - old));
+      if (last && valid && owned[k]) largest = glc_max_keep_nan(largest, abs(value - old));
     }
     __syncthreads();
   }
@@ -58,28 +64,53 @@ __global__ void __launch_bounds__(tile_x *block_y)
 #pragma unroll
   for (int k = 0; k < cells_per_thread; ++k) {
     const int ly = threadIdx.y + k * block_y;
-    if (interior[k] && lx >= depth && lx < tile_x - depth && ly >= depth && ly < tile_y - depth)
+    if (interior[k] && owned[k] && lx >= depth && lx < tile_x - depth && ly >= depth &&
+        ly < tile_y - depth)
       u_new[static_cast<size_t>(gy0 + ly) * cols + gx] = result[ly][lx];
   }
   if (residual_max) glc_block_max_into(largest, residual_max);
 }
 
 template <typename T>
-int glc_jacobi_temporal(const T *u, T *u_new, const T *f, size_t rows, size_t cols, int depth, T h2,
-                        T *residual_max, cudaStream_t stream) {
+int glc_jacobi_temporal(const T *u, T *u_new, const T *f, size_t rows, size_t cols,
+                        size_t row_begin, size_t row_end, int depth, T h2, T *residual_max,
+                        cudaStream_t stream) {
   if (depth < 1 || 2 * depth >= tile_y)
     return glc_fail(cudaErrorInvalidValue, "jacobi_temporal2d (depth)");
-  if (rows < 3 || cols < 3) return cudaSuccess;
-  const size_t tiles_y = glc_blocks_to_cover(rows, tile_y - 2 * depth);
+  if (row_begin > row_end || row_end > rows)
+    return glc_fail(cudaErrorInvalidValue, "jacobi_temporal2d (rows)");
+  if (rows < 3 || cols < 3 || row_begin == row_end) return cudaSuccess;
+  const size_t tiles_y = glc_blocks_to_cover(row_end - row_begin, tile_y - 2 * depth);
   if (tiles_y > 65535) return glc_fail(cudaErrorInvalidValue, "jacobi_temporal2d (rows)");
   dim3 grid(glc_grid_dim(glc_blocks_to_cover(cols, tile_x - 2 * depth), glc_max_grid_x),
             glc_grid_dim(tiles_y));
   return glc_launch(jacobi_temporal2d<T>, "jacobi_temporal2d", grid, dim3(tile_x, block_y), stream,
-                    u, u_new, f, static_cast<int>(rows), static_cast<int>(cols), depth, h2,
+                    u, u_new, f, static_cast<int>(rows), static_cast<int>(cols),
+                    static_cast<int>(row_begin), static_cast<int>(row_end), depth, h2,
                     residual_max);
 }
 
-template int glc_jacobi_temporal<float>(const float *, float *, const float *, size_t, size_t, int,
-                                        float, float *, cudaStream_t);
+template int glc_jacobi_temporal<float>(const float *, float *, const float *, size_t, size_t,
+                                        size_t, size_t, int, float, float *, cudaStream_t);
 template int glc_jacobi_temporal<double>(const double *, double *, const double *, size_t, size_t,
-                                         int, double, double *, cudaStream_t);
+                                         size_t, size_t, int, double, double *, cudaStream_t);
+
+extern "C" int glc_jacobi_temporal2d_rows(int dtype, const void *u, void *u_new, const void *f,
+                                          size_t rows_with_ghosts, size_t cols, size_t row_begin,
+                                          size_t row_end, int depth, double h2, void *residual_max,
+                                          glc_stream stream) {
+  const size_t limit = size_t{1} << 31;
+  if (rows_with_ghosts < 2 || rows_with_ghosts >= limit || cols >= limit || row_begin < 1 ||
+      row_end < row_begin || row_end > rows_with_ghosts - 1)
+    return glc_fail(cudaErrorInvalidValue, "glc_jacobi_temporal2d_rows (rows)");
+  return glc_dispatch_floating(dtype, "glc_jacobi_temporal2d_rows (dtype)", [&](auto zero) {
+    using T = decltype(zero);
+    if (!glc_all_aligned(sizeof(T), static_cast<const T *>(u), static_cast<const T *>(u_new),
+                         static_cast<const T *>(f)))
+      return glc_fail(cudaErrorInvalidValue, "glc_jacobi_temporal2d_rows (pointers)");
+    return glc_jacobi_temporal(static_cast<const T *>(u), static_cast<T *>(u_new),
+                               static_cast<const T *>(f), rows_with_ghosts, cols, row_begin,
+                               row_end, depth, static_cast<T>(h2), static_cast<T *>(residual_max),
+                               static_cast<cudaStream_t>(stream));
+  });
+}

@@ -126,6 +126,17 @@ GLC_API int glc_jacobi_sweep2d_rows(int dtype, const void *u, void *u_new, const
                                     size_t rows_with_ghosts, size_t cols, size_t row_begin,
                                     size_t row_end, double h2, void *residual_max,
                                     glc_stream stream);
+/* depth sweeps of the same 2D slab in one launch (variant 2's temporal blocking), its first and
+ * last rows held: rows [row_begin, row_end) of u_new get the result, every other row is left as
+ * it is, and residual_max (as above) gets the last sweep's largest update over those rows. A
+ * row is right when it lies at least depth rows from each held row that is a ghost (a held row
+ * on the Dirichlet boundary is right at any distance): a caller gives its slab halos depth rows
+ * deep. 1 <= depth <= 15; the arithmetic of each cell is glc_jacobi's temporal variant's, so
+ * any split of the sweeps into launches gives its result bitwise. */
+GLC_API int glc_jacobi_temporal2d_rows(int dtype, const void *u, void *u_new, const void *f,
+                                       size_t rows_with_ghosts, size_t cols, size_t row_begin,
+                                       size_t row_end, int depth, double h2, void *residual_max,
+                                       glc_stream stream);
 /* The same for a 3D slab of planes_with_ghosts x rows x cols cells, over planes [plane_begin,
  * plane_end) and rows 1..rows-2, columns 1..cols-2, with the 6 neighbours, divided by 6. */
 GLC_API int glc_jacobi_sweep3d_planes(int dtype, const void *u, void *u_new, const void *f,

@@ -636,7 +636,7 @@ class MultiJacobiResult(JacobiResult):
     the checks' combines of the GPUs' residuals, "exposed_ms": total_ms less compute_ms, the time
     the solve spent beyond the slowest GPU's sweeps (the exchanges and checks that did not hide
     under them, and host gaps), "compute_ms_per_gpu", "exchange_ms_per_gpu"}; gpus, exchange,
-    overlap, slabs: how it ran.
+    overlap, slabs, variant, depth (the sweeps of a temporal pass as run, 0 for fused): how it ran.
 
     With exchange="nccl" and overlap, exchange_ms is long (on 2 H200 at 16384^2, 54 ms of an
     82 ms solve) while exposed_ms stays small (2 ms): NCCL's send/recv is a kernel, timed from
@@ -644,21 +644,23 @@ class MultiJacobiResult(JacobiResult):
     sharing the SMs and waiting for the peer's kernel. exposed_ms is what it cost."""
 
     def __init__(self, u, sweeps, residuals, converged, timing, gpus, exchange, overlap,
-                 bounds):
+                 bounds, variant="fused", depth=0):
         super().__init__(u, sweeps, residuals, converged)
         self.timing, self.gpus, self.exchange = timing, gpus, exchange
         self.overlap, self.slabs = overlap, bounds
+        self.variant, self.depth = variant, depth
 
     def get(self):
         """The same result with u copied to the host."""
         u = self.u.get() if hasattr(self.u, "get") else self.u
         return MultiJacobiResult(u, self.sweeps, self.residuals, self.converged, self.timing,
-                                 self.gpus, self.exchange, self.overlap, self.slabs)
+                                 self.gpus, self.exchange, self.overlap, self.slabs,
+                                 self.variant, self.depth)
 
     def __repr__(self):
         return (f"MultiJacobiResult(sweeps={self.sweeps}, checks={len(self.residuals)}, "
                 f"converged={self.converged}, gpus={list(self.gpus)}, exchange={self.exchange!r}, "
-                f"overlap={self.overlap}, call_ms={self.timing.get('call_ms', float('nan')):.3f}, "
+                f"overlap={self.overlap}, variant={self.variant!r}, call_ms={self.timing.get('call_ms', float('nan')):.3f}, "
                 f"total_ms={self.timing['total_ms']:.3f})")
 
 
@@ -699,14 +701,19 @@ def _peer_access_checked(gpus):
 
 
 def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, gpus=None, exchange="p2p",
-           overlap=True):
+           overlap=True, variant=None, depth=None):
     """gl.jacobi on several GPUs: the same solve (-laplace_h(u) = f, Dirichlet faces from u0,
     sweeps, checks every `check_every` sweeps and after the last, `tol`) with the grid split
     along axis 0 into slabs (slabs(): as even as they come, uneven allowed, at least one row or
-    plane each), slab i on gpus[i] (default: every visible GPU) with a ghost row/plane on either
+    plane each), slab i on gpus[i] (default: every visible GPU) with ghost rows/planes on either
     side. Returns a MultiJacobiResult: gl.jacobi's fields, bitwise equal to
-    gl.jacobi(f, ..., variant="fused") (each cell gets the same arithmetic: the sweeps are the
-    stencil lab's row/plane-range sweeps), plus `timing`.
+    gl.jacobi(f, ..., variant=variant) (each cell gets the same arithmetic: the sweeps are the
+    stencil lab's, run on row ranges), plus `timing`.
+
+    variant: as gl.jacobi's default, None is "temporal" in 2D (passes of `depth` sweeps a launch,
+    halos `depth` rows deep, exchanged once a pass; depth as gl.jacobi's: 1, 2, 4, 8, default 4,
+    lowered to the thinnest slab's rows) and "fused" in 3D (one sweep a launch, halos one
+    row/plane deep); either may be named (or its id in gl.variants("jacobi")).
 
     f and u0: NumPy arrays or device arrays on any GPU (DeviceArray, CuPy, PyTorch: anything
     with __cuda_array_interface__ or CUDA DLPack); u0=None: zeros, made on the GPUs. u comes back
@@ -717,10 +724,11 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, gpus=None, e
     copied to each GPU from a host thread of its own, at once, and u gathered straight into the
     NumPy result.
 
-    exchange: how the halos travel each sweep: "p2p" (cudaMemcpyPeerAsync between neighbouring
-    GPUs, which need peer access; ValueError otherwise) or "nccl" (ncclSend/ncclRecv in one
-    group). overlap=True: each GPU sweeps its two edge rows first, then its interior while the
-    halos travel (S3 10.1); False: the whole slab, then the exchange. The residual at a check:
+    exchange: how the halos travel after each pass: "p2p" (cudaMemcpyPeerAsync between
+    neighbouring GPUs, which need peer access; ValueError otherwise) or "nccl"
+    (ncclSend/ncclRecv in one group). overlap=True: each GPU sweeps its two edge bands (as deep
+    as the halo) first, then its interior while the halos travel (S3 10.1); False: the whole
+    slab, then the exchange. The residual at a check:
     each GPU's max |u_new - u| of the checked sweep, combined exactly (p2p: read on the host,
     the max taken there; nccl: NCCL's max all-reduce), scaled by 2 ndim / h^2 as gl.jacobi does.
     One GPU: no exchange, no NCCL opened, whatever `exchange` says.
@@ -732,6 +740,7 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, gpus=None, e
     if not isinstance(overlap, bool):
         raise TypeError(f"overlap must be a bool, not {type(overlap).__name__}")
     f, f_on_device, shape, dtype = _grid_arg(f, "f")
+    variant, depth = _jacobi_variant(variant, depth, len(shape))
     if u0 is not None:
         u0, u0_on_device, u0_shape, u0_dtype = _grid_arg(u0, "u0")
         if u0_shape != shape or u0_dtype != dtype:
@@ -741,6 +750,8 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, gpus=None, e
     sweeps = int(_jacobi_sweeps(f, u0, h, iters, tol))
     gpus = _gpus_arg(gpus)  # None: every visible GPU (NoDeviceError without one)
     bounds = slabs(shape[0], len(gpus))
+    if depth:  # a ghost row must be a neighbour's own row (the C side lowers it the same way)
+        depth = min(depth, min(b - a for a, b in bounds))
     # device arrays as DeviceArray views on their own GPUs, that GPU waited for
     f = _as_device(f, "f") if f_on_device else f
     if u0 is not None and u0_on_device:
@@ -755,7 +766,7 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, gpus=None, e
             comms = [c._handle() for c in _clique(gpus)]
     starts = tuple(a for a, _ in bounds) + (shape[0],)
     u, residuals, done, checks, converged, timing = _core._multi_jacobi(
-        gpus, comms, EXCHANGES[exchange], overlap, f, u0, starts, float(h), sweeps,
+        gpus, comms, EXCHANGES[exchange], overlap, depth, f, u0, starts, float(h), sweeps,
         float(tol) if tol is not None else 0.0, int(check_every), out)
     timing["call_ms"] = (time.perf_counter() - start) * 1e3  # u is in place: the gather waited
     timing["compute_ms_per_gpu"] = timing.pop("compute_ms")
@@ -764,7 +775,37 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, gpus=None, e
     timing["exchange_ms"] = max(timing["exchange_ms_per_gpu"])
     timing["exposed_ms"] = max(0.0, timing["total_ms"] - timing["compute_ms"])
     return MultiJacobiResult(u, done, residuals[:checks].copy(), converged, timing, gpus,
-                             exchange, overlap, bounds)
+                             exchange, overlap, bounds, variant, depth)
+
+
+def _jacobi_variant(variant, depth, ndim):
+    """(name, depth for _core: 0 for fused) of gl.multi.jacobi's variant and depth arguments,
+    checked against gl.variants("jacobi") (ValueError naming the argument)."""
+    from ..registry import variants
+    table = {v.name: v for v in variants("jacobi")}
+    runs = ("fused", "temporal")
+    if variant is None:
+        variant = "temporal" if ndim == 2 else "fused"
+    by_id = {v.id: name for name, v in table.items()}
+    if isinstance(variant, (int, np.integer)) and not isinstance(variant, bool):
+        variant = by_id.get(int(variant), variant)
+    if variant not in runs:
+        raise ValueError(f"variant must be one of {list(runs)} (or their ids "
+                         f"{[table[n].id for n in runs]}): the rungs gl.multi.jacobi runs on "
+                         f"slabs, got {variant!r}")
+    if variant == "temporal" and ndim != 2:
+        raise ValueError("variant 'temporal' is for 2-D grids only; f is 3-D: use 'fused'")
+    if variant == "fused":
+        if depth is not None:
+            raise ValueError("depth is the temporal variant's: fused sweeps once a launch")
+        return variant, 0
+    tunable = table["temporal"].tunables["depth"]
+    if depth is None:
+        depth = tunable["default"]
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or \
+            int(depth) not in tunable["values"]:
+        raise ValueError(f"depth must be one of {tunable['values']}, got {depth!r}")
+    return variant, int(depth)
 
 
 # ---------------------------------------------------------------- scaling

@@ -1,8 +1,9 @@
 """gl.multi takes what gl takes. Without a GPU: a device array's __cuda_array_interface__ is checked
 (ndim, dtype, contiguity, form) before any GPU work, and scaling reports the whole call. On GPUs:
-DeviceArrays, CuPy arrays and PyTorch tensors on GPU 0 and on GPU 1 solve to gl.jacobi's fused u
-bitwise, the result comes back on the input's GPU, the grid never goes through the host, and the
-timing has the whole call; scatter, reduce and allreduce take them too."""
+DeviceArrays, CuPy arrays and PyTorch tensors on GPU 0 and on GPU 1 solve to gl.jacobi's u (the
+same default variant) bitwise, the result comes back on the input's GPU, the grid never goes
+through the host, and the timing has the whole call; scatter, reduce and allreduce take them
+too."""
 
 import numpy as np
 import pytest
@@ -111,9 +112,9 @@ def problem(shape, dtype, seed=0):
 
 
 def single_gpu(f, u0, h, iters, check_every):
-    """gl.jacobi's fused variant on device 0: the reference, bitwise."""
+    """gl.jacobi on device 0, its default variant as gl.multi.jacobi's: the reference, bitwise."""
     return gl.jacobi(gl.to_device(f), gl.to_device(u0), h=h, iters=iters,
-                     check_every=check_every, variant="fused").get()
+                     check_every=check_every).get()
 
 
 def on_device(kind, x, device):

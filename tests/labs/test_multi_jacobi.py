@@ -1,8 +1,9 @@
 """gl.multi.jacobi and gl.multi.scaling. Here without a GPU: every argument refused before any GPU
 work, the slab rule, and scaling's arithmetic, Table and plot with a fake fn. On GPUs: the multi-GPU
-solve is bitwise gl.jacobi's fused variant (u's bytes, the residuals' bytes, sweeps, converged)
+solve is bitwise gl.jacobi's with the same variant (u's bytes, the residuals' bytes, sweeps,
+converged): the default (temporal passes in 2D, fused sweeps in 3D) and fused, each temporal depth,
 after 1, 2, check_every and an odd number of sweeps, 2D and 3D, float32 and float64, p2p and nccl,
-overlap on and off, uneven slabs; with one GPU the degenerate partition runs without NCCL. The tests
+overlap on and off, uneven and thin slabs; with one GPU the degenerate partition runs without NCCL. The tests
 that need two GPUs skip, saying what they could not check."""
 
 import subprocess
@@ -46,6 +47,14 @@ F2 = np.zeros((8, 8), np.float32)
      "fewer than the 3 GPUs"),
     (lambda: mg.jacobi(np.zeros((1, 4, 4)), iters=1, gpus=[0, 1]), ValueError,
      "each slab needs at least one"),
+    (lambda: mg.jacobi(F2, iters=1, variant="graph"), ValueError, "variant must be one of"),
+    (lambda: mg.jacobi(F2, iters=1, variant=7), ValueError, "variant must be one of"),
+    (lambda: mg.jacobi(np.zeros((4, 4, 4)), iters=1, variant="temporal"), ValueError,
+     "2-D grids only"),
+    (lambda: mg.jacobi(F2, iters=1, variant="fused", depth=4), ValueError,
+     "depth is the temporal variant's"),
+    (lambda: mg.jacobi(F2, iters=1, depth=3), ValueError, "depth must be one of [1, 2, 4, 8]"),
+    (lambda: mg.jacobi(F2, iters=1, depth=True), ValueError, "depth must be one of"),
     (lambda: mg.scaling(None, [1]), TypeError, "fn must be callable"),
     (lambda: mg.scaling(print, [1], mode="both"), ValueError, "mode must be 'strong' or 'weak'"),
     (lambda: mg.scaling(print, []), ValueError, "sizes must not be empty"),
@@ -211,11 +220,10 @@ def problem(shape, dtype, seed=0):
     return (rng.standard_normal(shape).astype(dtype), rng.standard_normal(shape).astype(dtype))
 
 
-def single_gpu(f, u0, h, iters=None, tol=None, check_every=50):
-    """gl.jacobi's fused variant on device 0: the reference, bitwise."""
-    r = gl.jacobi(gl.to_device(f), gl.to_device(u0), h=h, iters=iters, tol=tol,
-                  check_every=check_every, variant="fused").get()
-    return r
+def single_gpu(f, u0, h, iters=None, tol=None, check_every=50, variant=None, depth=None):
+    """gl.jacobi on device 0, the same variant (None: its default): the reference, bitwise."""
+    return gl.jacobi(gl.to_device(f), gl.to_device(u0), h=h, iters=iters, tol=tol,
+                     check_every=check_every, variant=variant, depth=depth).get()
 
 
 def assert_bitwise(got, ref):
@@ -238,14 +246,45 @@ SWEEPS = [1, 2, 5, 7]  # with check_every=5: one sweep, two, exactly check_every
 @pytest.mark.parametrize("exchange", ["p2p", "nccl"])
 @pytest.mark.parametrize("overlap", [True, False])
 @pytest.mark.parametrize("iters", SWEEPS)
-def test_two_gpus_match_one_gpu_bitwise(shape, dtype, exchange, overlap, iters):
+@pytest.mark.parametrize("variant", [None, "fused"])
+def test_two_gpus_match_one_gpu_bitwise(shape, dtype, exchange, overlap, iters, variant):
     need_gpus(2, f"the {exchange} halo exchange against one GPU")
     need_exchange(exchange, "the halo exchange against one GPU")
     f, u0 = problem(shape, dtype)
     got = mg.jacobi(f, u0, h=0.5, iters=iters, check_every=5, gpus=[0, 1], exchange=exchange,
-                    overlap=overlap)
+                    overlap=overlap, variant=variant)
     assert got.slabs[0][1] - got.slabs[0][0] != got.slabs[1][1] - got.slabs[1][0]  # uneven
-    assert_bitwise(got, single_gpu(f, u0, 0.5, iters=iters, check_every=5))
+    assert got.variant == (variant or ("temporal" if len(shape) == 2 else "fused"))
+    assert_bitwise(got, single_gpu(f, u0, 0.5, iters=iters, check_every=5, variant=variant))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("depth", [1, 2, 4, 8])
+@pytest.mark.parametrize("exchange", ["p2p", "nccl"])
+@pytest.mark.parametrize("overlap", [True, False])
+def test_temporal_passes_of_every_depth_match_one_gpu_bitwise(depth, exchange, overlap):
+    """Halos as deep as a pass: 13 sweeps checked every 5 are passes of depth, the check's last
+    one shorter; 77 x 150 spans several 64 x 32 tiles each way, 40 rows per slab several bands."""
+    need_gpus(2, f"temporal passes of depth {depth} over two GPUs")
+    need_exchange(exchange, "temporal passes over two GPUs")
+    f, u0 = problem((77, 150), np.float32, seed=depth)
+    for iters, check_every in [(13, 5), (16, 16), (1, 1)]:
+        got = mg.jacobi(f, u0, h=0.5, iters=iters, check_every=check_every, gpus=[0, 1],
+                        exchange=exchange, overlap=overlap, variant="temporal", depth=depth)
+        assert got.depth == depth
+        assert_bitwise(got, single_gpu(f, u0, 0.5, iters=iters, check_every=check_every,
+                                       variant="temporal", depth=depth))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("exchange", ["p2p", "nccl"])
+def test_temporal_passes_on_slabs_thinner_than_depth_run_shallower(exchange):
+    need_gpus(2, "temporal passes on thin slabs")
+    need_exchange(exchange, "temporal passes on thin slabs")
+    f, u0 = problem((5, 70), np.float64, seed=9)  # slabs of 3 and 2 rows: passes of 2 sweeps
+    got = mg.jacobi(f, u0, iters=11, check_every=4, gpus=[0, 1], exchange=exchange, depth=8)
+    assert got.depth == 2
+    assert_bitwise(got, single_gpu(f, u0, 1.0, iters=11, check_every=4, variant="temporal"))
 
 
 @pytest.mark.gpu

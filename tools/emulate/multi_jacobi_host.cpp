@@ -465,6 +465,21 @@ int sweep(const T *u, T *u_new, const T *f, size_t planes, size_t rows, size_t c
   return cudaSuccess;
 }
 
+// glc_jacobi_temporal2d_rows's contract: depth sweeps of the whole slab, its first and last rows
+// held, then only rows [begin, end) of u_new written, the residual the last sweep's over them.
+template <typename T>
+void temporal(const T *u, T *u_new, const T *f, size_t rows, size_t cols, size_t begin, size_t end,
+              int depth, double h2, T *residual_max) {
+  std::vector<T> a(u, u + rows * cols), b = a;
+  for (int k = 0; k + 1 < depth; ++k) {
+    sweep(a.data(), b.data(), f, 1, rows, cols, 1, rows - 1, h2, static_cast<T *>(nullptr), false);
+    std::swap(a, b);
+  }
+  sweep(a.data(), b.data(), f, 1, rows, cols, begin, end, h2, residual_max, false);
+  for (size_t y = begin; y < end; ++y)
+    std::memcpy(u_new + y * cols + 1, b.data() + y * cols + 1, (cols - 2) * sizeof(T));
+}
+
 void check_device(const void *a, const void *b, const void *c, glc_stream stream) {
   const int d = stream_device(static_cast<cudaStream_t>(stream));
   if (d != current_device || device_of(a) != d || device_of(b) != d || device_of(c) != d)
@@ -491,6 +506,30 @@ extern "C" int glc_jacobi_sweep2d_rows(int dtype, const void *u, void *u_new, co
       sweep(static_cast<const float *>(u), static_cast<float *>(u_new),
             static_cast<const float *>(f), 1, rows_with_ghosts, cols, row_begin, row_end, h2,
             static_cast<float *>(residual_max), false);
+  });
+  return cudaSuccess;
+}
+
+extern "C" int glc_jacobi_temporal2d_rows(int dtype, const void *u, void *u_new, const void *f,
+                                          size_t rows_with_ghosts, size_t cols, size_t row_begin,
+                                          size_t row_end, int depth, double h2, void *residual_max,
+                                          glc_stream stream) {
+  check_device(u, u_new, f, stream);
+  if (row_begin < 1 || row_end < row_begin || row_end > rows_with_ghosts - 1 || depth < 1 ||
+      depth > 15) {
+    fail("a temporal pass's rows outside [1, n - 1), or its depth outside 1..15");
+    return cudaErrorInvalidValue;
+  }
+  if (cols < 3) return cudaSuccess;
+  issue(static_cast<cudaStream_t>(stream), [=] {
+    if (dtype == GLC_F64)
+      temporal(static_cast<const double *>(u), static_cast<double *>(u_new),
+               static_cast<const double *>(f), rows_with_ghosts, cols, row_begin, row_end, depth,
+               h2, static_cast<double *>(residual_max));
+    else
+      temporal(static_cast<const float *>(u), static_cast<float *>(u_new),
+               static_cast<const float *>(f), rows_with_ghosts, cols, row_begin, row_end, depth, h2,
+               static_cast<float *>(residual_max));
   });
   return cudaSuccess;
 }
@@ -568,7 +607,8 @@ enum placement { on_host, on_first_slab, on_other_device, zeros_u0, placements }
 
 template <typename T>
 void run_case_once(int ndim, std::vector<size_t> shape, int count, int exchange, int overlap,
-                   size_t sweeps, size_t check_every, double tol, unsigned seed, int where);
+                   int depth, size_t sweeps, size_t check_every, double tol, unsigned seed,
+                   int where);
 
 // Each case runs under this many schedules: the first picks a random ready stream each step; the
 // others give every stream a random priority and always run the highest ready one, so that some
@@ -576,19 +616,20 @@ void run_case_once(int ndim, std::vector<size_t> shape, int count, int exchange,
 constexpr unsigned schedules = 6;
 
 template <typename T>
-void run_case(int ndim, std::vector<size_t> shape, int count, int exchange, int overlap,
+void run_case(int ndim, std::vector<size_t> shape, int count, int exchange, int overlap, int depth,
               size_t sweeps, size_t check_every, double tol, unsigned seed) {
   for (unsigned k = 0; k < schedules; ++k) {
     schedule.seed(seed * 7919u + k);
     strict_priority = k > 0;
-    run_case_once<T>(ndim, shape, count, exchange, overlap, sweeps, check_every, tol, seed,
+    run_case_once<T>(ndim, shape, count, exchange, overlap, depth, sweeps, check_every, tol, seed,
                      static_cast<int>((seed + k) % placements));
   }
 }
 
 template <typename T>
 void run_case_once(int ndim, std::vector<size_t> shape, int count, int exchange, int overlap,
-                   size_t sweeps, size_t check_every, double tol, unsigned seed, int where) {
+                   int depth, size_t sweeps, size_t check_every, double tol, unsigned seed,
+                   int where) {
   size_t n = 1;
   for (size_t s : shape) n *= s;
   std::mt19937 rng(seed);
@@ -628,7 +669,7 @@ void run_case_once(int ndim, std::vector<size_t> shape, int count, int exchange,
   const size_t capacity = sweeps / check_every + (sweeps % check_every != 0);
   std::vector<double> residuals(capacity + 1, -1.0);
   glc_multi_jacobi_result result;
-  const int code = glc_multi_jacobi(count, devices.data(), comms.data(), exchange, overlap,
+  const int code = glc_multi_jacobi(count, devices.data(), comms.data(), exchange, overlap, depth,
                                     sizeof(T) == 8 ? GLC_F64 : GLC_F32, ndim, shape.data(),
                                     starts.data(), h, sweeps, tol, check_every, grids[0], grids[1],
                                     grids[2], residuals.data(), capacity, &result);
@@ -641,10 +682,10 @@ void run_case_once(int ndim, std::vector<size_t> shape, int count, int exchange,
   static const char *const wheres[] = {"host grids", "grids on slab 0's device",
                                        "grids on another device", "u0 zeros"};
   std::snprintf(what, sizeof what,
-                "%dD %s shape[0]=%zu on %d GPUs %s overlap=%d sweeps=%zu "
+                "%dD %s shape[0]=%zu on %d GPUs %s overlap=%d depth=%d sweeps=%zu "
                 "check_every=%zu tol=%g, %s",
                 ndim, sizeof(T) == 8 ? "f64" : "f32", shape[0], count, exchange ? "nccl" : "p2p",
-                overlap, sweeps, check_every, tol, wheres[where]);
+                overlap, depth, sweeps, check_every, tol, wheres[where]);
   ++cases_run;
   if (code != cudaSuccess) {
     std::fprintf(stderr, "emulate: %s: returned %d\n", what, code);
@@ -685,29 +726,36 @@ int main() {
     for (int exchange = 0; exchange < 2; ++exchange)
       for (int overlap = 0; overlap < 2; ++overlap)
         for (size_t sweeps : sweep_counts) {
-          for (const auto &shape : shapes_2d) {
-            if (shape[0] < static_cast<size_t>(count)) continue;
-            run_case<float>(2, shape, count, exchange, overlap, sweeps, 5, 0.0, seed++);
-            run_case<double>(2, shape, count, exchange, overlap, sweeps, 5, 0.0, seed++);
-          }
+          // depth 0: the fused sweeps; 1, 2, 4: temporal passes (a pass deeper than the
+          // thinnest slab is lowered to it: 37 rows on 4 GPUs keeps 4, 4 rows on 3 gets 1)
+          for (int depth : {0, 1, 2, 4})
+            for (const auto &shape : shapes_2d) {
+              if (shape[0] < static_cast<size_t>(count)) continue;
+              run_case<float>(2, shape, count, exchange, overlap, depth, sweeps, 5, 0.0, seed++);
+              run_case<double>(2, shape, count, exchange, overlap, depth, sweeps, 5, 0.0, seed++);
+            }
           for (const auto &shape : shapes_3d) {
             if (shape[0] < static_cast<size_t>(count)) continue;
-            run_case<float>(3, shape, count, exchange, overlap, sweeps, 5, 0.0, seed++);
-            run_case<double>(3, shape, count, exchange, overlap, sweeps, 5, 0.0, seed++);
+            run_case<float>(3, shape, count, exchange, overlap, 0, sweeps, 5, 0.0, seed++);
+            run_case<double>(3, shape, count, exchange, overlap, 0, sweeps, 5, 0.0, seed++);
           }
         }
   // tol: stops at the same check as the whole grid
   for (int count = 1; count <= 3; ++count)
     for (int exchange = 0; exchange < 2; ++exchange) {
-      run_case<double>(2, {17, 16}, count, exchange, 1, 100000, 10, 1e-3, seed++);
-      run_case<double>(3, {9, 8, 8}, count, exchange, 1, 100000, 10, 1e-3, seed++);
+      run_case<double>(2, {17, 16}, count, exchange, 1, 0, 100000, 10, 1e-3, seed++);
+      run_case<double>(2, {17, 16}, count, exchange, 1, 4, 100000, 10, 1e-3, seed++);
+      run_case<double>(3, {9, 8, 8}, count, exchange, 1, 0, 100000, 10, 1e-3, seed++);
     }
   // Ctrl-C part-way: the solve stops with GLC_INTERRUPTED before its last sweep, every stream
   // drained, nothing allocated, nothing gathered into u
   for (int count = 1; count <= 3; ++count)
     for (int exchange = 0; exchange < 2; ++exchange)
-      for (long at : {1L, 2L, 6L})
-        for (int ndim = 2; ndim <= 3; ++ndim) {
+      for (long nth : {1L, 2L, 6L})
+        for (int kind = 0; kind < 3; ++kind) {  // 2D fused, 2D temporal (depth 4), 3D fused
+          const int ndim = kind < 2 ? 2 : 3, depth = kind == 1 ? 4 : 0;
+          // 12 sweeps checked every 5 are 12 calls of the interrupt check, or 5 passes of 4
+          const long at = depth && nth == 6 ? 4 : nth;
           std::vector<size_t> shape =
               ndim == 2 ? std::vector<size_t>{13, 9} : std::vector<size_t>{7, 5, 6};
           const size_t n = ndim == 2 ? 13 * 9 : 7 * 5 * 6;
@@ -734,14 +782,14 @@ int main() {
           glc_multi_jacobi_result result;
           const size_t sweeps = 12;
           const int code =
-              glc_multi_jacobi(count, devices.data(), comms.data(), exchange, 1, GLC_F64, ndim,
-                               shape.data(), starts.data(), 1.0, sweeps, 0.0, 5, f.data(),
+              glc_multi_jacobi(count, devices.data(), comms.data(), exchange, 1, depth, GLC_F64,
+                               ndim, shape.data(), starts.data(), 1.0, sweeps, 0.0, 5, f.data(),
                                u0.data(), u.data(), residuals.data(), 3, &result);
           interrupt_at = 0;
           ++cases_run;
           char what[128];
-          std::snprintf(what, sizeof what, "interrupted at check %ld: %dD on %d GPUs %s", at, ndim,
-                        count, exchange ? "nccl" : "p2p");
+          std::snprintf(what, sizeof what, "interrupted at check %ld: %dD depth %d on %d GPUs %s",
+                        at, ndim, depth, count, exchange ? "nccl" : "p2p");
           if (code != GLC_INTERRUPTED)
             std::fprintf(stderr, "emulate: %s: returned %d, not GLC_INTERRUPTED\n", what, code),
                 ++failures;
@@ -773,9 +821,9 @@ int main() {
     size_t starts[] = {0, 4, 8};
     int devices[] = {0, 1};
     glc_multi_jacobi_result result;
-    const int code =
-        glc_multi_jacobi(2, devices, nullptr, GLC_MULTI_EXCHANGE_P2P, 1, GLC_F32, 2, shape.data(),
-                         starts, 1.0, 3, 0.0, 2, f.data(), f.data(), u.data(), nullptr, 0, &result);
+    const int code = glc_multi_jacobi(2, devices, nullptr, GLC_MULTI_EXCHANGE_P2P, 1, 4, GLC_F32, 2,
+                                      shape.data(), starts, 1.0, 3, 0.0, 2, f.data(), f.data(),
+                                      u.data(), nullptr, 0, &result);
     if (code != cudaErrorPeerAccessUnsupported) fail("p2p without peer access was not refused");
     if (!allocations.empty()) fail("a refused p2p solve leaked");
     ++cases_run;

@@ -5,9 +5,10 @@ DeviceArray parts made by gl.multi.to_device; each result checked against NumPy.
 
 The partitioned reduce runs on GPU 0 alone (one part: no NCCL), so that no NCCL kernel is put
 before the sanitizer; with --nccl and two GPUs it also runs over every GPU through NCCL.
-gl.multi.jacobi (the stencil lab's row/plane-range sweeps on slabs with ghost rows) runs on GPU
-0 alone and, with two GPUs, over both with p2p halo copies (no NCCL kernel; --nccl adds the
-nccl exchange), at awkward shapes, each bitwise against gl.jacobi's fused variant.
+gl.multi.jacobi (the stencil lab's row/plane-range sweeps on slabs with ghost rows: fused, and
+in 2D the temporal passes with halos as deep) runs on GPU 0 alone and, with two GPUs, over both
+with p2p halo copies (no NCCL kernel; --nccl adds the nccl exchange), at awkward shapes, each
+bitwise against gl.jacobi's same variant.
 See _common.py.
 
     python3 tools/sanitize/multi.py [--nccl] [--inputs both|device]
@@ -58,21 +59,22 @@ def main():
         for dtype in (np.float32, np.float64):
             f = rng.standard_normal(shape).astype(dtype)
             u0 = rng.standard_normal(shape).astype(dtype)
-            ref = gl.jacobi(gl.to_device(f), gl.to_device(u0), iters=7, check_every=3,
-                            variant="fused").get()
             runs = [([0], "p2p")]
             if gpus >= 2:
                 runs.append(([0, 1], "p2p"))
                 if args.nccl:
                     runs.append(([0, 1], "nccl"))
-            for on, exchange in runs:
-                for overlap in (True, False):
-                    got = gl.multi.jacobi(f, u0, iters=7, check_every=3, gpus=on,
-                                          exchange=exchange, overlap=overlap)
-                    require(got.u.tobytes() == ref.u.tobytes() and
-                            got.residuals.tobytes() == ref.residuals.tobytes(),
-                            f"jacobi {shape} {np.dtype(dtype)} gpus={on} {exchange} "
-                            f"overlap={overlap}")
+            for variant in ("fused", "temporal") if len(shape) == 2 else ("fused",):
+                ref = gl.jacobi(gl.to_device(f), gl.to_device(u0), iters=7, check_every=3,
+                                variant=variant).get()
+                for on, exchange in runs:
+                    for overlap in (True, False):
+                        got = gl.multi.jacobi(f, u0, iters=7, check_every=3, gpus=on,
+                                              exchange=exchange, overlap=overlap, variant=variant)
+                        require(got.u.tobytes() == ref.u.tobytes() and
+                                got.residuals.tobytes() == ref.residuals.tobytes(),
+                                f"jacobi {variant} {shape} {np.dtype(dtype)} gpus={on} "
+                                f"{exchange} overlap={overlap}")
     print("sanitize/multi: the multi lab's copies, local reduces and Jacobi ran and checked out")
 
 

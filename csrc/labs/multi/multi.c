@@ -297,28 +297,29 @@ static int same_grid(const grid *a, const grid *b) {
  * would cost as much as the gather itself. */
 #define POISON_MAX_BYTES (64u << 20)
 
-/* _multi_jacobi(devices: tuple, comms: list or None, exchange, overlap, f, u0, starts: tuple,
- *               h, max_sweeps, tol, check_every, out) -> (u, residuals, sweeps, checks,
- *               converged, timing dict). f: a C-contiguous NumPy array or DeviceArray (any
- * device, ready: gl.multi waited for its device) of a 2-D or 3-D float grid; u0: None (zeros)
- * or one of f's shape and dtype, on the host or any device; out: None (u: a new NumPy array) or
- * the DeviceArray that receives u. residuals: a float64 array of ceil(max_sweeps/check_every) of
- * which the first `checks` are written; timing {"compute_ms": [per GPU], "exchange_ms": [per
- * GPU], "allreduce_ms", "total_ms", "scatter_ms", "gather_ms"}. gpulab.labs.multi checks every
- * argument first. */
+/* _multi_jacobi(devices: tuple, comms: list or None, exchange, overlap, depth, f, u0, starts:
+ * tuple, h, max_sweeps, tol, check_every, out) -> (u, residuals, sweeps, checks, converged, timing
+ * dict). depth: 0, the fused sweeps; 1..15, temporal passes of up to depth sweeps (2-D). f: a
+ * C-contiguous NumPy array or DeviceArray (any device, ready: gl.multi waited for its device) of a
+ * 2-D or 3-D float grid; u0: None (zeros) or one of f's shape and dtype, on the host or any device;
+ * out: None (u: a new NumPy array) or the DeviceArray that receives u. residuals: a float64 array
+ * of ceil(max_sweeps/check_every) of which the first `checks` are written; timing {"compute_ms":
+ * [per GPU], "exchange_ms": [per GPU], "allreduce_ms", "total_ms", "scatter_ms", "gather_ms"}.
+ * gpulab.labs.multi checks every argument first. */
 static PyObject *py_jacobi(PyObject *m, PyObject *args) {
   PyObject *devices_obj, *comms_obj, *starts_obj, *f_obj, *u0_obj, *out_obj;
-  int exchange, overlap;
+  int exchange, overlap, depth;
   double h, tol;
   unsigned long long max_sweeps, check_every;
-  if (!PyArg_ParseTuple(args, "O!OipOOO!dKdKO:_multi_jacobi", &PyTuple_Type, &devices_obj,
-                        &comms_obj, &exchange, &overlap, &f_obj, &u0_obj, &PyTuple_Type,
+  if (!PyArg_ParseTuple(args, "O!OipiOOO!dKdKO:_multi_jacobi", &PyTuple_Type, &devices_obj,
+                        &comms_obj, &exchange, &overlap, &depth, &f_obj, &u0_obj, &PyTuple_Type,
                         &starts_obj, &h, &max_sweeps, &tol, &check_every, &out_obj))
     return NULL;
   int count = (int)PyTuple_GET_SIZE(devices_obj);
   if (count < 1 || count > GLC_MULTI_MAX_GPUS || PyTuple_GET_SIZE(starts_obj) != count + 1)
     return PyErr_Format(PyExc_ValueError, "1 to %d devices, count + 1 starts", GLC_MULTI_MAX_GPUS);
   if (check_every == 0) return PyErr_Format(PyExc_ValueError, "check_every must be >= 1");
+  if (depth < 0 || depth > 15) return PyErr_Format(PyExc_ValueError, "depth: 0 to 15");
   grid f, u0, dest;
   if (grid_of(f_obj, "f", 0, &f) < 0 || (u0_obj != Py_None && grid_of(u0_obj, "u0", 0, &u0) < 0) ||
       (out_obj != Py_None && grid_of(out_obj, "out", 1, &dest) < 0))
@@ -326,6 +327,8 @@ static PyObject *py_jacobi(PyObject *m, PyObject *args) {
   if ((f.ndim != 2 && f.ndim != 3) || (f.dtype != GLC_F32 && f.dtype != GLC_F64) ||
       (u0_obj != Py_None && !same_grid(&f, &u0)))
     return PyErr_Format(PyExc_ValueError, "f and u0: one 2-D or 3-D float shape and dtype");
+  if (depth && f.ndim != 2)
+    return PyErr_Format(PyExc_ValueError, "temporal blocking (depth > 0) is 2-D only");
   if (out_obj != Py_None && (!same_grid(&f, &dest) || dest.device < 0))
     return PyErr_Format(PyExc_ValueError, "out: a DeviceArray of f's shape and dtype");
   if (out_obj == Py_None && f.device >= 0)
@@ -373,7 +376,7 @@ static PyObject *py_jacobi(PyObject *m, PyObject *args) {
   int code;
   Py_BEGIN_ALLOW_THREADS
   code = glc_multi_jacobi(count, devices, comms_obj != Py_None ? comms : NULL, exchange, overlap,
-                          f.dtype, f.ndim, shape, starts, h, (size_t)max_sweeps, tol,
+                          depth, f.dtype, f.ndim, shape, starts, h, (size_t)max_sweeps, tol,
                           (size_t)check_every, f.data, u0_obj != Py_None ? u0.data : NULL, u_data,
                           (double *)PyArray_DATA(residuals), (size_t)capacity, result);
   Py_END_ALLOW_THREADS

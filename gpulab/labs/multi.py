@@ -751,7 +751,7 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, gpus=None, e
     gpus = _gpus_arg(gpus)  # None: every visible GPU (NoDeviceError without one)
     bounds = slabs(shape[0], len(gpus))
     if depth:  # a ghost row must be a neighbour's own row (the C side lowers it the same way)
-        depth = min(depth, min(b - a for a, b in bounds))
+        depth = max(1, min(depth, min(b - a for a, b in bounds)))
     # device arrays as DeviceArray views on their own GPUs, that GPU waited for
     f = _as_device(f, "f") if f_on_device else f
     if u0 is not None and u0_on_device:

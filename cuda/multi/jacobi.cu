@@ -406,6 +406,7 @@ extern "C" int glc_multi_jacobi(int count, const int *devices, glc_multi_comm *c
       depth > 15 || (depth && ndim != 2))
     return glc_fail(cudaErrorInvalidValue, "glc_multi_jacobi (arguments)");
   *result = glc_multi_jacobi_result{};
+  result->depth = depth;
   size_t n = 1, row_elems = 1;
   for (int a = 0; a < ndim; ++a) {
     if (shape[a] >= (size_t{1} << 31))
@@ -432,6 +433,7 @@ extern "C" int glc_multi_jacobi(int count, const int *devices, glc_multi_comm *c
   }
   // a ghost row must be a neighbour's own row: passes no deeper than the thinnest slab
   if (depth && static_cast<size_t>(depth) > thinnest) depth = static_cast<int>(thinnest);
+  result->depth = depth;
   if (dtype != GLC_F32 && dtype != GLC_F64)
     return glc_fail(cudaErrorInvalidValue, "glc_multi_jacobi (dtype)");
   problem p{count,

@@ -101,6 +101,8 @@ enum glc_multi_exchange { GLC_MULTI_EXCHANGE_P2P = 0, GLC_MULTI_EXCHANGE_NCCL = 
 typedef struct {
   size_t sweeps, checks; /* as glc_jacobi_result */
   int converged;
+  int depth; /* the sweeps of a temporal pass as run (the depth asked for, or the thinnest slab's
+              * rows where it is thinner); 0: fused sweeps */
   /* Per GPU (index: position in devices), summed over every sweep, from CUDA events:
    * compute_ms[i] the sweeps on GPU i's compute stream (edge rows and interior), exchange_ms[i]
    * the halo transfers GPU i issued (p2p: its copies to its neighbours; nccl: its sends and

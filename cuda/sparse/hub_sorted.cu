@@ -130,7 +130,6 @@ int hub_order(const glc_csr *a, I *order, size_t top, unsigned long long *top_no
 
 template <typename I, typename T>
 int spmv_csr_hub_sorted(const SpmvCall<I, T> &c) {
-  if (c.column_order == nullptr) return glc_fail(cudaErrorInvalidValue, "glc_spmv(a.column_order)");
   GlcDeviceBuffer x_sorted;
   int code = x_sorted.allocate(static_cast<size_t>(c.cols) * sizeof(T), c.stream);
   GLC_TRY(code, glc_launch(hub_gather_x<I, T>, "hub_gather_x", stride_grid(c.cols), kHubBlock,

@@ -1,6 +1,7 @@
 // Jacobi sweeps of -laplace(u) = f: u_new = (sum of the 2d neighbours + h^2 f) / 2d on the
 // interior. Variants 0, 1 and 3 launch these; so can a multi-GPU lab, through the C ABI's
-// row-range and plane-range sweeps (stencil.h), sweeping its interior while its halos travel.
+// row-range and plane-range sweeps (stencil.h, with variant 2's temporal pass over a row range),
+// sweeping its interior while its halos travel.
 //
 // 2D: a thread owns a column segment of rows_per_thread rows and walks it with the rows above
 // and below in registers, so u is read from DRAM about (8 + 2) / 8 times per sweep, the left and
@@ -345,6 +346,25 @@ extern "C" int glc_jacobi_sweep2d_rows(int dtype, const void *u, void *u_new, co
                            static_cast<const T *>(f), rows_with_ghosts, cols, row_begin, row_end,
                            static_cast<T>(h2), static_cast<T *>(residual_max),
                            static_cast<cudaStream_t>(stream));
+  });
+}
+
+extern "C" int glc_jacobi_temporal2d_rows(int dtype, const void *u, void *u_new, const void *f,
+                                          size_t rows_with_ghosts, size_t cols, size_t row_begin,
+                                          size_t row_end, int depth, double h2, void *residual_max,
+                                          glc_stream stream) {
+  if (!sizes_fit(rows_with_ghosts, cols, 1) || row_begin < 1 || row_end < row_begin ||
+      row_end > rows_with_ghosts - 1 || rows_with_ghosts < 2)
+    return glc_fail(cudaErrorInvalidValue, "glc_jacobi_temporal2d_rows (rows)");
+  return glc_dispatch_floating(dtype, "glc_jacobi_temporal2d_rows (dtype)", [&](auto zero) {
+    using T = decltype(zero);
+    if (!glc_all_aligned(sizeof(T), static_cast<const T *>(u), static_cast<const T *>(u_new),
+                         static_cast<const T *>(f)))
+      return glc_fail(cudaErrorInvalidValue, "glc_jacobi_temporal2d_rows (pointers)");
+    return glc_jacobi_temporal(static_cast<const T *>(u), static_cast<T *>(u_new),
+                               static_cast<const T *>(f), rows_with_ghosts, cols, row_begin,
+                               row_end, depth, static_cast<T>(h2), static_cast<T *>(residual_max),
+                               static_cast<cudaStream_t>(stream));
   });
 }
 

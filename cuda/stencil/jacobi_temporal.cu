@@ -7,10 +7,8 @@
 // 1344 written, about 16 bytes per output cell for 4 sweeps (docs/labs/stencil.md).
 // Only rows [row_begin, row_end) are written (and measured for the residual): a multi-GPU slab
 // writes its own rows, and its ghost rows, which a neighbour's copy fills, are only read.
-#include "cuda/core/dtype_dispatch.cuh"
 #include "cuda/core/launch.cuh"
 #include "cuda/stencil/jacobi.cuh"
-#include "cuda/stencil/stencil.h"
 
 namespace {
 constexpr int tile_x = 64, tile_y = 32, block_y = 4, cells_per_thread = tile_y / block_y;
@@ -97,23 +95,3 @@ template int glc_jacobi_temporal<float>(const float *, float *, const float *, s
                                         size_t, size_t, int, float, float *, cudaStream_t);
 template int glc_jacobi_temporal<double>(const double *, double *, const double *, size_t, size_t,
                                          size_t, size_t, int, double, double *, cudaStream_t);
-
-extern "C" int glc_jacobi_temporal2d_rows(int dtype, const void *u, void *u_new, const void *f,
-                                          size_t rows_with_ghosts, size_t cols, size_t row_begin,
-                                          size_t row_end, int depth, double h2, void *residual_max,
-                                          glc_stream stream) {
-  const size_t limit = size_t{1} << 31;
-  if (rows_with_ghosts < 2 || rows_with_ghosts >= limit || cols >= limit || row_begin < 1 ||
-      row_end < row_begin || row_end > rows_with_ghosts - 1)
-    return glc_fail(cudaErrorInvalidValue, "glc_jacobi_temporal2d_rows (rows)");
-  return glc_dispatch_floating(dtype, "glc_jacobi_temporal2d_rows (dtype)", [&](auto zero) {
-    using T = decltype(zero);
-    if (!glc_all_aligned(sizeof(T), static_cast<const T *>(u), static_cast<const T *>(u_new),
-                         static_cast<const T *>(f)))
-      return glc_fail(cudaErrorInvalidValue, "glc_jacobi_temporal2d_rows (pointers)");
-    return glc_jacobi_temporal(static_cast<const T *>(u), static_cast<T *>(u_new),
-                               static_cast<const T *>(f), rows_with_ghosts, cols, row_begin,
-                               row_end, depth, static_cast<T>(h2), static_cast<T *>(residual_max),
-                               static_cast<cudaStream_t>(stream));
-  });
-}

@@ -660,7 +660,8 @@ class MultiJacobiResult(JacobiResult):
     def __repr__(self):
         return (f"MultiJacobiResult(sweeps={self.sweeps}, checks={len(self.residuals)}, "
                 f"converged={self.converged}, gpus={list(self.gpus)}, exchange={self.exchange!r}, "
-                f"overlap={self.overlap}, variant={self.variant!r}, call_ms={self.timing.get('call_ms', float('nan')):.3f}, "
+                f"overlap={self.overlap}, variant={self.variant!r}, "
+                f"call_ms={self.timing.get('call_ms', float('nan')):.3f}, "
                 f"total_ms={self.timing['total_ms']:.3f})")
 
 
@@ -750,8 +751,6 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, gpus=None, e
     sweeps = int(_jacobi_sweeps(f, u0, h, iters, tol))
     gpus = _gpus_arg(gpus)  # None: every visible GPU (NoDeviceError without one)
     bounds = slabs(shape[0], len(gpus))
-    if depth:  # a ghost row must be a neighbour's own row (the C side lowers it the same way)
-        depth = max(1, min(depth, min(b - a for a, b in bounds)))
     # device arrays as DeviceArray views on their own GPUs, that GPU waited for
     f = _as_device(f, "f") if f_on_device else f
     if u0 is not None and u0_on_device:
@@ -765,7 +764,7 @@ def jacobi(f, u0=None, h=1.0, iters=None, tol=None, check_every=50, gpus=None, e
         else:
             comms = [c._handle() for c in _clique(gpus)]
     starts = tuple(a for a, _ in bounds) + (shape[0],)
-    u, residuals, done, checks, converged, timing = _core._multi_jacobi(
+    u, residuals, done, checks, converged, timing, depth = _core._multi_jacobi(
         gpus, comms, EXCHANGES[exchange], overlap, depth, f, u0, starts, float(h), sweeps,
         float(tol) if tol is not None else 0.0, int(check_every), out)
     timing["call_ms"] = (time.perf_counter() - start) * 1e3  # u is in place: the gather waited

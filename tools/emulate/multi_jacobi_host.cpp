@@ -17,6 +17,7 @@
 // with non-blocking streams).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <deque>
@@ -694,6 +695,12 @@ void run_case_once(int ndim, std::vector<size_t> shape, int count, int exchange,
   }
   if (current_device != 0)
     std::fprintf(stderr, "emulate: %s: device not restored\n", what), ++failures;
+  size_t thinnest = shape[0];
+  for (int i = 0; i < count; ++i) thinnest = std::min(thinnest, starts[i + 1] - starts[i]);
+  const int depth_run = depth ? static_cast<int>(std::min<size_t>(depth, thinnest)) : 0;
+  if (n && result.depth != depth_run)
+    std::fprintf(stderr, "emulate: %s: ran depth %d, reported %d\n", what, depth_run, result.depth),
+        ++failures;
   if (result.sweeps != ref.sweeps || result.converged != ref.converged ||
       result.checks != ref.residuals.size())
     std::fprintf(stderr, "emulate: %s: sweeps %zu/%zu checks %zu/%zu converged %d/%d\n", what,

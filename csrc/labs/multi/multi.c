@@ -299,7 +299,8 @@ static int same_grid(const grid *a, const grid *b) {
 
 /* _multi_jacobi(devices: tuple, comms: list or None, exchange, overlap, depth, f, u0, starts:
  * tuple, h, max_sweeps, tol, check_every, out) -> (u, residuals, sweeps, checks, converged, timing
- * dict). depth: 0, the fused sweeps; 1..15, temporal passes of up to depth sweeps (2-D). f: a
+ * dict, depth run). depth: 0, the fused sweeps; 1..15, temporal passes of up to depth sweeps
+ * (2-D), lowered to the thinnest slab's rows where it is thinner. f: a
  * C-contiguous NumPy array or DeviceArray (any device, ready: gl.multi waited for its device) of a
  * 2-D or 3-D float grid; u0: None (zeros) or one of f's shape and dtype, on the host or any device;
  * out: None (u: a new NumPy array) or the DeviceArray that receives u. residuals: a float64 array
@@ -396,9 +397,9 @@ static PyObject *py_jacobi(PyObject *m, PyObject *args) {
                             "scatter_ms", result->scatter_ms, "gather_ms", result->gather_ms)
             : NULL;
     if (timing)
-      out =
-          Py_BuildValue("(OOnnON)", u, residuals, (Py_ssize_t)result->sweeps,
-                        (Py_ssize_t)result->checks, result->converged ? Py_True : Py_False, timing);
+      out = Py_BuildValue("(OOnnONi)", u, residuals, (Py_ssize_t)result->sweeps,
+                          (Py_ssize_t)result->checks, result->converged ? Py_True : Py_False,
+                          timing, result->depth);
     Py_XDECREF(compute);
     Py_XDECREF(exchanged);
   }

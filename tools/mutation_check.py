@@ -455,6 +455,23 @@ PLANTS: List[Plant] = [
           find="const T left = __ldg(row + (west < 0 ? 0 : west - c0));",
           replace="const T left = __ldg(row - 1);",
           tool="memcheck", driver=("stencil.py", "--only", "stencil:4")),
+    # Temporal blocking without the barrier that ends a sweep: the next sweep's warps read the
+    # shared tile's neighbours while other warps may still be writing them.
+    Plant("stencil-temporal-missing-syncthreads", "stencil",
+          "missing __syncthreads() between two sweeps of a temporal pass",
+          "cuda/stencil/jacobi_temporal.cu", after="jacobi_temporal2d(const T",
+          find="      dst[ly][lx] = value;\n    }\n    __syncthreads();\n",
+          replace="      dst[ly][lx] = value;\n    }\n",
+          tool="racecheck", driver=("stencil.py", "--only", "jacobi:2", "--inputs", "device")),
+    # gl.multi.jacobi's temporal passes sweep the whole slab, spoiling ghost rows up to depth - 1
+    # deep, and rely on the exchange to refill all of them: one row short leaves a spoilt row in
+    # the next pass (no sanitizer sees it; the driver's bitwise check against gl.jacobi does).
+    Plant("multi-temporal-ghosts-one-row-short", "multi",
+          "the halo exchange a row short of a temporal pass's ghost rows",
+          "cuda/multi/jacobi.cu",
+          find="  const size_t bytes = p.halo * p.row_elems * p.item;",
+          replace="  const size_t bytes = (p.halo - (p.depth > 1)) * p.row_elems * p.item;",
+          tool="result", driver=("multi.py",)),
     # The multi lab launches no kernel of its own: each GPU's part goes through the reduce lab's
     # best variant (12). The plant reads one past the end of the scalar tail there, and the multi
     # driver, which hands that kernel parts the multi lab allocated and copied itself (exact

@@ -64,17 +64,20 @@ def main():
                 runs.append(([0, 1], "p2p"))
                 if args.nccl:
                     runs.append(([0, 1], "nccl"))
-            for variant in ("fused", "temporal") if len(shape) == 2 else ("fused",):
-                ref = gl.jacobi(gl.to_device(f), gl.to_device(u0), iters=7, check_every=3,
+            cases = [("fused", 7, 3)]
+            if len(shape) == 2:  # temporal: passes with and without a check (one launch a slab)
+                cases += [("temporal", 7, 3), ("temporal", 13, 10)]
+            for variant, iters, every in cases:
+                ref = gl.jacobi(gl.to_device(f), gl.to_device(u0), iters=iters, check_every=every,
                                 variant=variant).get()
                 for on, exchange in runs:
                     for overlap in (True, False):
-                        got = gl.multi.jacobi(f, u0, iters=7, check_every=3, gpus=on,
+                        got = gl.multi.jacobi(f, u0, iters=iters, check_every=every, gpus=on,
                                               exchange=exchange, overlap=overlap, variant=variant)
                         require(got.u.tobytes() == ref.u.tobytes() and
                                 got.residuals.tobytes() == ref.residuals.tobytes(),
-                                f"jacobi {variant} {shape} {np.dtype(dtype)} gpus={on} "
-                                f"{exchange} overlap={overlap}")
+                                f"jacobi {variant} {shape} {np.dtype(dtype)} iters={iters} "
+                                f"gpus={on} {exchange} overlap={overlap}")
     print("sanitize/multi: the multi lab's copies, local reduces and Jacobi ran and checked out")
 
 

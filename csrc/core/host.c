@@ -77,6 +77,29 @@ void glcpu_parallel_copy(void *dst, const void *src, size_t bytes) {
   if (bytes > 0) memcpy(dst, src, bytes);
 }
 
+void glcpu_parallel_fill(void *dst, int value, size_t bytes) {
+#ifdef _OPENMP
+  if (bytes >= PARALLEL_COPY_MIN_BYTES) {
+    size_t wanted_threads = bytes / PARALLEL_COPY_MIN_SLICE_BYTES;
+    const size_t max_threads = (size_t)omp_get_max_threads();
+    if (wanted_threads > max_threads) wanted_threads = max_threads;
+    if (wanted_threads > 1) {
+      const uintptr_t dst_address = (uintptr_t)dst;
+#pragma omp parallel num_threads((int)wanted_threads)
+      {
+        const int slices = omp_get_num_threads();
+        const int slice = omp_get_thread_num();
+        const size_t begin = copy_slice_start(dst_address, bytes, slice, slices);
+        const size_t end = copy_slice_start(dst_address, bytes, slice + 1, slices);
+        if (end > begin) memset((char *)dst + begin, value, end - begin);
+      }
+      return;
+    }
+  }
+#endif
+  if (bytes > 0) memset(dst, value, bytes);
+}
+
 /* Written by every call so that the chains have an observable result. */
 static volatile double fma_sink;
 

@@ -11,6 +11,8 @@ int glcpu_max_threads(void);
 
 /* memcpy split over the OpenMP threads (used by the pinned staging ring and the CPU ceiling). */
 void glcpu_parallel_copy(void *dst, const void *src, size_t bytes);
+/* memset over OpenMP threads, page-aligned slices (a fresh mapping faults in on every core). */
+void glcpu_parallel_fill(void *dst, int value, size_t bytes);
 
 /* Independent FP32 FMA chains on every thread (enough to hide FMA latency); returns the flops
  * performed. */

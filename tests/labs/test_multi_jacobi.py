@@ -352,6 +352,24 @@ def test_device_arrays_come_back_as_device_arrays_and_times_are_reported():
 
 
 @pytest.mark.gpu
+def test_a_numpy_grid_goes_through_the_first_gpu_or_slab_by_slab_without_room(monkeypatch):
+    f, u0 = problem((37, 68), np.float32)
+    gpus = [0, 1] if gpu_count() >= 2 else [0]
+    ref = single_gpu(f, u0, 0.5, iters=11, check_every=10)
+    staged = mg.jacobi(f, u0, h=0.5, iters=11, check_every=10, gpus=gpus)
+    assert isinstance(staged.u, np.ndarray)
+    assert staged.timing["upload_ms"] > 0 and staged.timing["download_ms"] > 0
+    assert_bitwise(staged, ref)
+
+    def no_room(*args, **kwargs):
+        raise gl.OutOfMemoryError("out of memory (a test's)")
+    monkeypatch.setattr(gl, "to_device", no_room)
+    by_slab = mg.jacobi(f, u0, h=0.5, iters=11, check_every=10, gpus=gpus)
+    assert "upload_ms" not in by_slab.timing
+    assert_bitwise(by_slab, ref)
+
+
+@pytest.mark.gpu
 def test_zero_sweeps_return_u0_and_an_empty_grid_runs():
     f, u0 = problem((12, 16), np.float64)
     got = mg.jacobi(f, u0, iters=0, gpus=[0])

@@ -445,6 +445,22 @@ def test_temporal_refuses_3d():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("shape, dtype", [((1024, 257), np.float32), ((40, 61, 67), np.float64)])
+def test_a_large_numpy_f_without_u0_solves_on_the_gpu_and_comes_back_as_numpy(shape, dtype):
+    """From 1 MiB a NumPy f with u0=None goes to the GPU, the zeros made there (not a host array
+    of f's size): u is NumPy, bitwise the solve with the host zeros passed in."""
+    f = rng_for("numpy-f", len(shape)).standard_normal(shape).astype(dtype)
+    assert f.nbytes >= 1 << 20
+    got = gl.jacobi(f, iters=9, check_every=4)
+    ref_run = gl.jacobi(f, np.zeros_like(f), iters=9, check_every=4)
+    assert isinstance(got.u, np.ndarray) and got.u.dtype == dtype
+    assert got.u.tobytes() == ref_run.u.tobytes() and got.sweeps == 9
+    assert got.residuals.tobytes() == ref_run.residuals.tobytes()
+    serial = gl.jacobi(f[:64].copy(), iters=3, variant="serial")  # a CPU variant stays on the host
+    assert isinstance(serial.u, np.ndarray)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("depth", [1, 2, 4, 8])
 def test_temporal_every_depth(depth):
     rng = rng_for("depth", depth)

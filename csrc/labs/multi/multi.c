@@ -7,6 +7,7 @@
 #include "csrc/core/args.h"
 #include "csrc/core/devarray.h"
 #include "csrc/core/errors.h"
+#include "csrc/core/host.h"
 #include "csrc/core/interop.h"
 #include "csrc/core/registry.h"
 #include "csrc/core/runtime.h"
@@ -292,10 +293,9 @@ static int same_grid(const grid *a, const grid *b) {
   return 1;
 }
 
-/* Host outputs up to this size are poisoned (every byte 0xff: NaN in either dtype), so that a row
- * the gather missed shows; a larger one comes fresh from mmap (zero pages), and a pass over it
- * would cost as much as the gather itself. */
-#define POISON_MAX_BYTES (64u << 20)
+/* Host outputs are poisoned (every byte 0xff: NaN in either dtype), so that a row the gather
+ * missed shows. A fresh NumPy array is unmapped pages: filled on every core, they fault in
+ * at once, not one by one in the gather's copies. */
 
 /* _multi_jacobi(devices: tuple, comms: list or None, exchange, overlap, depth, f, u0, starts:
  * tuple, h, max_sweeps, tol, check_every, out) -> (u, residuals, sweeps, checks, converged, timing
@@ -365,7 +365,7 @@ static PyObject *py_jacobi(PyObject *m, PyObject *args) {
     npy_intp dims[3];
     for (int a = 0; a < f.ndim; a++) dims[a] = (npy_intp)shape[a];
     u = PyArray_SimpleNew(f.ndim, dims, f.dtype == GLC_F64 ? NPY_FLOAT64 : NPY_FLOAT32);
-    if (u && bytes <= POISON_MAX_BYTES) memset(PyArray_DATA((PyArrayObject *)u), 0xff, bytes);
+    if (u) glcpu_parallel_fill(PyArray_DATA((PyArrayObject *)u), 0xff, bytes);
   }
   void *u_data = !u ? NULL : out_obj != Py_None ? dest.data : PyArray_DATA((PyArrayObject *)u);
   glc_multi_jacobi_result *result = u ? PyMem_Calloc(1, sizeof *result) : NULL;

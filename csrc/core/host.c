@@ -52,7 +52,15 @@ static size_t copy_slice_start(uintptr_t dst_address, size_t bytes, int slice, i
 }
 #endif
 
-void glcpu_parallel_copy(void *dst, const void *src, size_t bytes) {
+static void write_slice(char *dst, const char *src, int value, size_t bytes) {
+  if (src)
+    memcpy(dst, src, bytes);
+  else
+    memset(dst, value, bytes);
+}
+
+/* memcpy from src, or memset to value where src is NULL, one slice a thread. */
+static void parallel_write(void *dst, const void *src, int value, size_t bytes) {
 #ifdef _OPENMP
   if (bytes >= PARALLEL_COPY_MIN_BYTES) {
     size_t wanted_threads = bytes / PARALLEL_COPY_MIN_SLICE_BYTES;
@@ -60,7 +68,7 @@ void glcpu_parallel_copy(void *dst, const void *src, size_t bytes) {
     if (wanted_threads > max_threads) wanted_threads = max_threads;
     if (wanted_threads > 1) {
       const uintptr_t dst_address = (uintptr_t)dst;
-      /* One region, one memcpy per thread. The split uses the team size actually granted, which
+      /* One region, one slice per thread. The split uses the team size actually granted, which
        * may be smaller than requested (nested regions, OMP_DYNAMIC). */
 #pragma omp parallel num_threads((int)wanted_threads)
       {
@@ -68,36 +76,23 @@ void glcpu_parallel_copy(void *dst, const void *src, size_t bytes) {
         const int slice = omp_get_thread_num();
         const size_t begin = copy_slice_start(dst_address, bytes, slice, slices);
         const size_t end = copy_slice_start(dst_address, bytes, slice + 1, slices);
-        if (end > begin) memcpy((char *)dst + begin, (const char *)src + begin, end - begin);
+        if (end > begin)
+          write_slice((char *)dst + begin, src ? (const char *)src + begin : NULL, value,
+                      end - begin);
       }
       return;
     }
   }
 #endif
-  if (bytes > 0) memcpy(dst, src, bytes);
+  if (bytes > 0) write_slice(dst, src, value, bytes);
+}
+
+void glcpu_parallel_copy(void *dst, const void *src, size_t bytes) {
+  parallel_write(dst, src, 0, bytes);
 }
 
 void glcpu_parallel_fill(void *dst, int value, size_t bytes) {
-#ifdef _OPENMP
-  if (bytes >= PARALLEL_COPY_MIN_BYTES) {
-    size_t wanted_threads = bytes / PARALLEL_COPY_MIN_SLICE_BYTES;
-    const size_t max_threads = (size_t)omp_get_max_threads();
-    if (wanted_threads > max_threads) wanted_threads = max_threads;
-    if (wanted_threads > 1) {
-      const uintptr_t dst_address = (uintptr_t)dst;
-#pragma omp parallel num_threads((int)wanted_threads)
-      {
-        const int slices = omp_get_num_threads();
-        const int slice = omp_get_thread_num();
-        const size_t begin = copy_slice_start(dst_address, bytes, slice, slices);
-        const size_t end = copy_slice_start(dst_address, bytes, slice + 1, slices);
-        if (end > begin) memset((char *)dst + begin, value, end - begin);
-      }
-      return;
-    }
-  }
-#endif
-  if (bytes > 0) memset(dst, value, bytes);
+  parallel_write(dst, NULL, value, bytes);
 }
 
 /* Written by every call so that the chains have an observable result. */

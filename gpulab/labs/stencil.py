@@ -309,9 +309,11 @@ def _jacobi_checked(f, u0, h, iters, tol, check_every):
 
 def _solve_on_the_gpu(f, variant):
     """Whether gl.jacobi on the NumPy array f runs a CUDA variant (None: wherever a GPU is
-    usable), on a float grid of 1 MiB or more: then f goes to the GPU as a DeviceArray."""
+    usable), on a C-contiguous float grid of 1 MiB or more: then f goes to the GPU as a
+    DeviceArray."""
     if not isinstance(f, np.ndarray) or f.dtype not in (np.float32, np.float64) or \
-            f.nbytes < (1 << 20) or isinstance(variant, bool) or not _gpu():
+            not f.flags.c_contiguous or f.nbytes < (1 << 20) or isinstance(variant, bool) or \
+            not _gpu():
         return False
     if variant is None:
         return True

@@ -132,7 +132,9 @@ typedef struct {
  * glc_jacobi's fused variant. depth 1..15 (2D only): passes of up to depth sweeps by the
  * temporal blocking over row ranges (glc_jacobi_temporal2d_rows), halos as deep as a pass (no
  * deeper than the thinnest slab: depth is lowered to it), and the result is bitwise glc_jacobi's
- * temporal variant, at any depth. */
+ * temporal variant, at any depth. A pass that checks no residual sweeps every row a slab holds
+ * in one launch (the ghost rows it spoils are what the exchange overwrites); the checked pass
+ * writes the owned rows only, so that its residual is theirs. */
 GLC_API int glc_multi_jacobi(int count, const int *devices, glc_multi_comm *const *comms,
                              int exchange, int overlap, int depth, int dtype, int ndim,
                              const size_t *shape, const size_t *starts, double h, size_t max_sweeps,

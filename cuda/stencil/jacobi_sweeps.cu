@@ -328,14 +328,19 @@ bool sizes_fit(size_t a, size_t b, size_t c) {
   const size_t limit = size_t{1} << 31;
   return a < limit && b < limit && c < limit;
 }
+
+// A 2D slab's row range: inside [1, rows_with_ghosts - 1), its sizes below 2^31.
+bool slab_rows_fit(size_t rows_with_ghosts, size_t cols, size_t row_begin, size_t row_end) {
+  return sizes_fit(rows_with_ghosts, cols, 1) && rows_with_ghosts >= 2 && row_begin >= 1 &&
+         row_end >= row_begin && row_end <= rows_with_ghosts - 1;
+}
 }  // namespace
 
 extern "C" int glc_jacobi_sweep2d_rows(int dtype, const void *u, void *u_new, const void *f,
                                        size_t rows_with_ghosts, size_t cols, size_t row_begin,
                                        size_t row_end, double h2, void *residual_max,
                                        glc_stream stream) {
-  if (!sizes_fit(rows_with_ghosts, cols, 1) || row_begin < 1 || row_end < row_begin ||
-      row_end > rows_with_ghosts - 1 || rows_with_ghosts < 2)
+  if (!slab_rows_fit(rows_with_ghosts, cols, row_begin, row_end))
     return glc_fail(cudaErrorInvalidValue, "glc_jacobi_sweep2d_rows (rows)");
   return glc_dispatch_floating(dtype, "glc_jacobi_sweep2d_rows (dtype)", [&](auto zero) {
     using T = decltype(zero);
@@ -353,8 +358,7 @@ extern "C" int glc_jacobi_temporal2d_rows(int dtype, const void *u, void *u_new,
                                           size_t rows_with_ghosts, size_t cols, size_t row_begin,
                                           size_t row_end, int depth, double h2, void *residual_max,
                                           glc_stream stream) {
-  if (!sizes_fit(rows_with_ghosts, cols, 1) || row_begin < 1 || row_end < row_begin ||
-      row_end > rows_with_ghosts - 1 || rows_with_ghosts < 2)
+  if (!slab_rows_fit(rows_with_ghosts, cols, row_begin, row_end))
     return glc_fail(cudaErrorInvalidValue, "glc_jacobi_temporal2d_rows (rows)");
   return glc_dispatch_floating(dtype, "glc_jacobi_temporal2d_rows (dtype)", [&](auto zero) {
     using T = decltype(zero);

@@ -15,7 +15,7 @@ constexpr int tile_x = 64, tile_y = 32, block_y = 4, cells_per_thread = tile_y /
 }  // namespace
 
 // ranged: rows [row_begin, row_end) only, held to 6 blocks an SM (40 registers; left free it
-// takes 44, and 5). The whole grid, without the range checks (which cost gl.jacobi 4-7% on the
+// takes 44, and 5). The whole grid, without the range checks (which cost gl.jacobi 4-9% on the
 // H200), takes 36 registers and 7 blocks; the update is the last buffer less the one before it.
 template <typename T, bool ranged>
 __global__ void __launch_bounds__(tile_x *block_y, ranged ? 6 : 0)

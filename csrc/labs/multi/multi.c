@@ -293,10 +293,6 @@ static int same_grid(const grid *a, const grid *b) {
   return 1;
 }
 
-/* Host outputs are poisoned (every byte 0xff: NaN in either dtype), so that a row the gather
- * missed shows. A fresh NumPy array is unmapped pages: filled on every core, they fault in
- * at once, not one by one in the gather's copies. */
-
 /* _multi_jacobi(devices: tuple, comms: list or None, exchange, overlap, depth, f, u0, starts:
  * tuple, h, max_sweeps, tol, check_every, out) -> (u, residuals, sweeps, checks, converged, timing
  * dict, depth run). depth: 0, the fused sweeps; 1..15, temporal passes of up to depth sweeps
@@ -365,6 +361,8 @@ static PyObject *py_jacobi(PyObject *m, PyObject *args) {
     npy_intp dims[3];
     for (int a = 0; a < f.ndim; a++) dims[a] = (npy_intp)shape[a];
     u = PyArray_SimpleNew(f.ndim, dims, f.dtype == GLC_F64 ? NPY_FLOAT64 : NPY_FLOAT32);
+    /* poisoned (0xff: NaN in either dtype), so that a row the gather missed shows; filled on
+     * every core, the fresh array's pages fault in at once, not one by one in the gather */
     if (u) glcpu_parallel_fill(PyArray_DATA((PyArrayObject *)u), 0xff, bytes);
   }
   void *u_data = !u ? NULL : out_obj != Py_None ? dest.data : PyArray_DATA((PyArrayObject *)u);

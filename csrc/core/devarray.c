@@ -9,6 +9,7 @@
 #include "devarray_export.h"
 #include "dlpack.h"
 #include "errors.h"
+#include "host.h"
 #include "mirror.h"
 #include "runtime.h"
 #include "stream.h"
@@ -204,7 +205,8 @@ static PyObject *devarray_get(gl_DeviceArrayObject *self, PyObject *args, PyObje
   if (stream_obj != Py_None && gl_stream_arg(stream_obj, &stream, &keep) < 0) return NULL;
   Py_XDECREF(keep);
   PyArrayObject *host;
-  if (out == Py_None) {
+  const int fresh = out == Py_None;
+  if (fresh) {
     Py_INCREF(self->dtype);
     host = (PyArrayObject *)PyArray_Empty(self->ndim, self->shape, self->dtype, 0);
     if (!host) return NULL;
@@ -221,6 +223,8 @@ static PyObject *devarray_get(gl_DeviceArrayObject *self, PyObject *args, PyObje
   }
   int code;
   Py_BEGIN_ALLOW_THREADS
+  if (fresh && (size_t)self->nbytes >= GL_FAULT_IN_MIN_BYTES)
+    glcpu_parallel_fill(PyArray_DATA(host), 0, (size_t)self->nbytes);
   code = gl_d2h(PyArray_DATA(host), self->ptr, (size_t)self->nbytes, stream, GL_PATH_AUTO);
   Py_END_ALLOW_THREADS
   if (code) {

@@ -502,7 +502,7 @@ static int run_staged(const gl_operands_op *op, PyArrayObject *const *host_in,
     int code = 0, counted_past = 0;
     Py_BEGIN_ALLOW_THREADS
     for (int i = 0; !code && i < op->n_in; i++)
-      if (PyArray_NBYTES(host_in[i]))
+      if (PyArray_NBYTES(host_in[i]) > 0)
         code = gl_h2d(in[i]->ptr, PyArray_DATA(host_in[i]), (size_t)PyArray_NBYTES(host_in[i]),
                       call->stream, GL_PATH_AUTO);
     if (!code) code = op->run_cuda(call);

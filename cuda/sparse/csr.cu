@@ -57,11 +57,11 @@ __global__ void spmv_csr_merge_path(long long rows, long long nnz, const I *indp
 // a mean row length of 5-15 (the power-law matrix runs every kernel of ours at ~0.85 ms, ~650 GB/s,
 // cuSPARSE at 0.571 ms: docs/labs/sparse.md). Each pass takes kGatherUnroll strided nonzeros per
 // lane and issues all their index and value loads, then all their x gathers, before any FMA: up to
-// 4 gathers of x in flight per lane where the other kernels have one (col[j] then x[col[j]] is two
-// dependent loads). Loads past the row's end are predicated off, so a short row costs one pass and
-// a long row (thousands of nonzeros) just loops. The sum is a shuffle tree over the group's own
-// lanes (its mask, width L); lane 0 writes y, so an empty row writes 0. Sums in T, like the other
-// CSR kernels. No spills on sm_90 (-Xptxas -v).
+// kGatherUnroll gathers of x in flight per lane where the other kernels have one (col[j] then
+// x[col[j]] is two dependent loads). Loads past the row's end are predicated off, so a short row
+// costs one pass and a long row (thousands of nonzeros) just loops. The sum is a shuffle tree over
+// the group's own lanes (its mask, width L); lane 0 writes y, so an empty row writes 0. Sums in T,
+// like the other CSR kernels. No spills on sm_90 (-Xptxas -v).
 template <int L, typename I, typename T>
 __global__ void spmv_csr_subwarp(long long rows, const I *indptr, const I *indices, const T *data,
                                  const T *x, T *y) {

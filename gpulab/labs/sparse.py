@@ -714,15 +714,16 @@ def sparse_format_advice(A):
 # threads (and reads 16 entries apart from theirs): 16 is our bound for "short".
 SCALAR_MAX_ROW = 16
 SCALAR_MAX_CV = ELL_MAX_CV
-# csr_subwarp leaves a row to one group of `lanes` lanes, 4 strided loads each a pass, so the
-# longest row takes max_row / (4 lanes) passes of two dependent loads (~1.2 us each under load),
-# while the whole matrix streams at ~100 nonzeros a ns (the power-law figures). Where that row
-# would take more than half the stream's time, one group holds the kernel's end: merge path,
-# which cuts rows into equal shares, is the default. Half the stream's time in passes: nnz / (2
-# x 100 x 1200) passes of 4 lanes entries, i.e. max_row x 60000 > nnz x lanes. On R-MAT
+# csr_subwarp leaves a row to one group of `lanes` lanes, 6 strided loads each a pass
+# (kGatherUnroll, cuda/sparse/kernels.cuh), so the longest row takes max_row / (6 lanes) passes
+# of two dependent loads (~1.2 us each under load), while the whole matrix streams at ~100
+# nonzeros a ns (the power-law figures). Where that row would take more than half the stream's
+# time, one group holds the kernel's end: merge path, which cuts rows into equal shares, is the
+# default. Half the stream's time in passes: nnz / (2 x 100 x 1200) passes of 6 lanes entries,
+# i.e. max_row x 40000 > nnz x lanes (60000 when a pass took 4 loads). On R-MAT
 # (Graph500, 2^22 rows, mean 16, longest ~10^5) this picks merge path (0.70x cuSPARSE measured,
 # where csr_subwarp at 8 lanes ran 0.26x); on the power-law matrix (longest 1348) csr_subwarp.
-SUBWARP_STRAGGLER_RATIO = 60000
+SUBWARP_STRAGGLER_RATIO = 40000
 # csr_hub_sorted, csr_hybrid on columns numbered by use: on R-MAT scale 22 (half its nonzeros in
 # the 32K most used of 4M columns) it ran 0.52 ms against csr_hybrid's 0.58, for a column order
 # of cols + nnz indices kept on the matrix. The rule takes it where csr_hybrid would run, the

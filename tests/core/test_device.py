@@ -378,6 +378,14 @@ def test_release_memory_hands_the_pool_back():
     assert usage["reserved"] <= before
 
 
+def test_a_fresh_result_past_the_fault_in_size_comes_back_whole():
+    """get() faults a fresh result of 64 MiB or more in on every core before the staged copy:
+    just past that size, an odd byte count, every byte in place."""
+    n = (64 << 20) + 4099
+    host = np.resize(np.random.default_rng(32).integers(0, 256, 65_537, dtype=np.uint8), n)
+    np.testing.assert_array_equal(gl.to_device(host).get(), host)
+
+
 @pytest.mark.gpu
 def test_round_trip_of_more_than_2_to_the_31_bytes():
     """The staging ring's offsets past 2 GiB, both ways, into a fresh and into a given array."""

@@ -44,6 +44,25 @@ status=0
 # Every invocation names its device and driver, whichever steps it runs.
 nvidia-smi >"$LOGS/nvidia-smi.txt" 2>&1
 
+# Stopped (gpu-check-lab.sh's time limits send SIGINT), the runs started in the background stop
+# too: they ignore SIGINT (bash's rule for background jobs), and sanitizer runs left going slowed
+# the next device call's benchmarks.
+# shellcheck disable=SC2317 # reached from the trap
+kill_tree() { # pid: its descendants first, then itself
+  local child
+  for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+  kill -TERM "$1" 2>/dev/null
+}
+# shellcheck disable=SC2317 # reached from the trap
+stop_background() {
+  local pid
+  for pid in $(jobs -pr); do kill_tree "$pid"; done
+  wait
+  echo "STOPPED (signal): the background runs were ended" >>"$LOGS/steps.txt"
+  exit 130
+}
+trap stop_background INT TERM
+
 run() { # name, command...: runs it, logs it, records PASS/FAIL with its seconds
   local name=$1
   shift

@@ -5,8 +5,10 @@ checked here, where they are written."""
 import importlib.util
 import os
 import pathlib
+import signal
 import subprocess
 import sys
+import time
 
 REGISTRY_TESTS = str(pathlib.Path(__file__).with_name("test_registry.py"))
 
@@ -39,3 +41,50 @@ def test_shard_totals_sum_the_logs_and_count_an_unfinished_shard():
         "...KeyboardInterrupt\n"])
     assert counts["passed"] == 17 and counts["failed"] == 1 and counts["skipped"] == 2
     assert counts["warnings"] == 1 and counts["errors"] == 1 and longest == 9.25
+
+
+def running(pid):
+    """Whether the process exists and is not a zombie (an ended child that init has not yet
+    reaped, as in containers whose first process does not reap)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_stopped_check_ends_the_sanitizer_runs_it_started(tmp_path):
+    """tools/gpu-check-lab.sh stops gpu-check.sh with SIGINT at a part's time limit. The
+    sanitizer runs it started in the background ignore SIGINT; they must end with it, not run on
+    beside the next call's benchmarks (a fake compute-sanitizer that sleeps stands in)."""
+    root = pathlib.Path(__file__).parents[2]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    started = tmp_path / "started"
+    fake = bin_dir / "compute-sanitizer"
+    fake.write_text(f"#!/bin/bash\necho $$ >> {started}\nexec sleep 300\n")
+    fake.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", GPULAB_SANITIZE="ceilings",
+               GPULAB_CHECK_JOBS="4", GPULAB_CHECK_DIR=str(tmp_path / "check"),
+               OUT=str(tmp_path / "out"))
+    check = subprocess.Popen(["bash", str(root / "tools" / "gpu-check.sh"), "sanitize"], env=env,
+                             cwd=root, start_new_session=True, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (
+                not started.exists() or len(started.read_text().split()) < 4):
+            time.sleep(0.1)
+        pids = [int(p) for p in started.read_text().split()]
+        assert len(pids) == 4  # one run a sanitizer tool, all four at once
+        check.send_signal(signal.SIGINT)
+        assert check.wait(timeout=30) == 130
+        time.sleep(0.5)
+        alive = [pid for pid in pids if running(pid)]
+        assert not alive, f"sanitizer runs still going after the check stopped: {alive}"
+        assert "STOPPED" in (tmp_path / "check" / "logs" / "steps.txt").read_text()
+    finally:
+        try:
+            os.killpg(check.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

@@ -99,8 +99,8 @@ static const gl_variant spmv_variants[] = {
      .name = "csr_subwarp",
      .backend = GL_BACKEND_CUDA,
      .summary = "A group of `lanes` lanes per row (default: the power of two nearest half the "
-                "nonzero-weighted mean row length, 2..32), 4 strided gathers of x in flight per "
-                "lane, a group shuffle. gl.spmv's default for irregular rows.",
+                "mean row length, 2..32), 6 strided gathers of x in flight per lane, a group "
+                "shuffle. gl.spmv's default for irregular rows.",
      .seed = "S3 10.3; sub-warp CSR vector",
      .kernels = "spmv_csr_subwarp (csr_stats)",
      .dtypes = GL_FLOATS,

@@ -67,9 +67,12 @@ def test_a_stopped_check_ends_the_sanitizer_runs_it_started(tmp_path):
     env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", GPULAB_SANITIZE="ceilings",
                GPULAB_CHECK_JOBS="4", GPULAB_CHECK_DIR=str(tmp_path / "check"),
                OUT=str(tmp_path / "out"))
+    # SIGINT back to its default in the child: pytest-xdist's workers ignore it, and bash cannot
+    # trap a signal ignored when it starts
     check = subprocess.Popen(["bash", str(root / "tools" / "gpu-check.sh"), "sanitize"], env=env,
                              cwd=root, start_new_session=True, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+                             stderr=subprocess.DEVNULL,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and (

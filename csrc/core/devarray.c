@@ -9,7 +9,6 @@
 #include "devarray_export.h"
 #include "dlpack.h"
 #include "errors.h"
-#include "host.h"
 #include "mirror.h"
 #include "runtime.h"
 #include "stream.h"
@@ -223,9 +222,7 @@ static PyObject *devarray_get(gl_DeviceArrayObject *self, PyObject *args, PyObje
   }
   int code;
   Py_BEGIN_ALLOW_THREADS
-  if (fresh && (size_t)self->nbytes >= GL_FAULT_IN_MIN_BYTES)
-    glcpu_parallel_fill(PyArray_DATA(host), 0, (size_t)self->nbytes);
-  code = gl_d2h(PyArray_DATA(host), self->ptr, (size_t)self->nbytes, stream, GL_PATH_AUTO);
+  code = gl_d2h_result(PyArray_DATA(host), self->ptr, (size_t)self->nbytes, stream, fresh);
   Py_END_ALLOW_THREADS
   if (code) {
     Py_DECREF(host);

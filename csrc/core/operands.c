@@ -450,10 +450,12 @@ static int fits_small_call(const gl_operands_op *op, PyArrayObject *const *host_
 /* A CUDA variant on NumPy arrays: device copies of the inputs (in the call's shapes: a flat
  * input's is its length), the run, the outputs (of dtypes descr, in host memory at call->out)
  * copied back and waited for (a counted output: its length into *count, then that many elements).
- * With small_calls, a call that fits runs through gl_small_call instead. */
+ * fresh_out: the outputs were made for this call (no out=), so gl_d2h_result faults them in
+ * (an uncounted output while the run is still on the GPU). With small_calls, a call that fits
+ * runs through gl_small_call instead. */
 static int run_staged(const gl_operands_op *op, PyArrayObject *const *host_in,
                       PyArray_Descr *const *descr, PyObject *stream_obj, gl_operands_call *call,
-                      long long *count) {
+                      long long *count, int fresh_out) {
   PyObject *keep = NULL;
   if (gl_stream_arg(stream_obj, &call->stream, &keep) < 0) return -1;
   void *host_out[GL_OPERANDS_MAX];
@@ -510,13 +512,13 @@ static int run_staged(const gl_operands_op *op, PyArrayObject *const *host_in,
       code = gl_d2h(count, slot->ptr, sizeof *count, call->stream, GL_PATH_AUTO);
       counted_past = !code && (*count < 0 || *count > call->out_shape[0][0]);
       if (!code && !counted_past && *count)
-        code =
-            gl_d2h(host_out[0], out[0]->ptr, (size_t)*count * (size_t)PyDataType_ELSIZE(descr[0]),
-                   call->stream, GL_PATH_AUTO);
+        code = gl_d2h_result(host_out[0], out[0]->ptr,
+                             (size_t)*count * (size_t)PyDataType_ELSIZE(descr[0]), call->stream,
+                             fresh_out);
     }
     for (int o = 0; !code && !op->counted && o < op->n_out; o++)
       if (out_bytes[o])
-        code = gl_d2h(host_out[o], out[o]->ptr, out_bytes[o], call->stream, GL_PATH_AUTO);
+        code = gl_d2h_result(host_out[o], out[o]->ptr, out_bytes[o], call->stream, fresh_out);
     Py_END_ALLOW_THREADS
     if (code)
       ok = gl_raise_cuda(code) != NULL;
@@ -595,7 +597,7 @@ static PyObject *run_on_host(const gl_operands_op *op, PyObject *const *inputs, 
     ok = op->empty(call) == 0;
   } else if (ok && !nothing_to_run(op, call)) {
     if (call->variant->backend == GL_BACKEND_CUDA) {
-      ok = run_staged(op, in, descr, stream_obj, call, &count) == 0;
+      ok = run_staged(op, in, descr, stream_obj, call, &count, out_obj == Py_None) == 0;
     } else {
       call->count = &count;
       ok = run_cpu(op, call, elements) == 0 && (!op->counted || check_count(op, call, count) == 0);

@@ -19,10 +19,10 @@ int gl_h2d(void *dst, const void *src, size_t bytes, glc_stream stream, int path
 /* Copies bytes from device to host memory ordered on stream and waits for it. Call without the
  * GIL. */
 int gl_d2h(void *dst, const void *src, size_t bytes, glc_stream stream, int path);
-/* From this size get() faults a fresh result's pages in on every core before gl_d2h fills it;
- * inside the staged copy they fault a ring slot at a time. H200 host: 1 GiB in 50 ms instead of
- * 81; at 64 MiB the two were within noise (4.8 and 4.6 ms). */
-#define GL_FAULT_IN_MIN_BYTES ((size_t)64 << 20)
+/* gl_d2h (auto path) of a result into host memory; fresh: dst was just made for it, its pages
+ * never touched, and from GL_FAULT_IN_MIN_BYTES they are faulted in on every core first. Call
+ * without the GIL. */
+int gl_d2h_result(void *dst, const void *src, size_t bytes, glc_stream stream, int fresh);
 /* Parses a path= argument ('auto', 'driver', 'staged', 'register', 'direct'). */
 int gl_copy_path_arg(PyObject *arg, int *path);
 

@@ -386,6 +386,16 @@ def test_a_fresh_result_past_the_fault_in_size_comes_back_whole():
     np.testing.assert_array_equal(gl.to_device(host).get(), host)
 
 
+def test_an_ops_fresh_numpy_result_past_the_fault_in_size_comes_back_whole():
+    """A CUDA op on NumPy arrays faults the result it makes in the same way (gl_d2h_result),
+    while its kernel runs; one given as out= is copied into as it is."""
+    a, x, y = saxpy_inputs((16 << 20) + 1027, np.float32)  # 64 MiB and a little more
+    assert_saxpy_close(gl.saxpy(a, x, y), a, x, y)
+    out = np.full_like(x, np.nan)
+    assert gl.saxpy(a, x, y, out=out) is out
+    assert_saxpy_close(out, a, x, y)
+
+
 @pytest.mark.gpu
 def test_round_trip_of_more_than_2_to_the_31_bytes():
     """The staging ring's offsets past 2 GiB, both ways, into a fresh and into a given array."""

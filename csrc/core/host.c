@@ -1,5 +1,6 @@
-/* Host primitives: OpenMP introspection, a parallel memcpy for filling pinned staging
- * buffers, and FP32 and FP64 FMA loops that measure the CPU's arithmetic ceilings. */
+/* Host primitives: OpenMP introspection, a parallel memcpy (pinned staging buffers) and memset
+ * (fresh results faulted in), and FP32 and FP64 FMA loops that measure the CPU's arithmetic
+ * ceilings. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>

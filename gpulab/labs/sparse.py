@@ -1092,6 +1092,10 @@ class CgResult(NamedTuple):
     breakdown: bool
     phases: Optional[dict]
 
+    def get(self):
+        """The same result with x copied to the host (as JacobiResult.get)."""
+        return self._replace(x=self.x.get()) if hasattr(self.x, "get") else self
+
 
 PHASES = ("operator", "reductions", "updates")
 

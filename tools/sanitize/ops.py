@@ -16,6 +16,7 @@ from _common import (KERNEL_SIZES, SIZES, done, followed, gl, references, requir
 from gpulab._op import OPS
 
 
+
 def main():
     args, rng = start(__doc__)
     checks = references()
@@ -48,10 +49,10 @@ def main():
                                                                       "block": block}
                         got = fn(*dev, **kw)
                         settle()
-                        # an op whose result wraps its array (cg's CgResult) is read by its x;
-                        # one that returns several arrays (sort_pairs), by each
-                        fetched = (tuple(g.get() for g in got) if isinstance(got, tuple)
-                                   else getattr(got, "x", got).get())
+                        # one that returns several arrays (sort_pairs) is read by each; a
+                        # result object (CgResult, a NamedTuple; JacobiResult) by its get()
+                        fetched = (tuple(g.get() for g in got) if type(got) is tuple
+                                   else got.get())
                         runs = [("device", fetched)]
                         if args.inputs == "both":
                             runs.append(("numpy", fn(*host, **kw)))

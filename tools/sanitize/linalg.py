@@ -25,6 +25,7 @@ from references import linalg as ref  # noqa: E402
 
 from gpulab.labs.linalg import matmul_configurations  # noqa: E402
 
+
 MATVEC_SHAPES = [(0, 5), (5, 0), (1, 1), (7, 3), (33, 33), (3, 257), (1000, 3), (3, 4099),
                  (257, 129)]
 MATMUL_SHAPES = [(0, 3, 4), (3, 0, 4), (1, 1, 1), (7, 5, 3), (32, 32, 32), (33, 33, 33),
@@ -54,11 +55,10 @@ class Runner:
                if v.backend == "cuda" and wanted(self.args, f"{op}:{v.id}")]
         if TOOL == "initcheck":
             for v in out:
-                if v.name in TMA_STORES:
+                if v.name in INITCHECK_BLIND:
                     print(f"{op}[{v.id}] {v.name}: left to memcheck, racecheck and synccheck "
-                          f"(initcheck does not see its TMA stores of C, cp.async.bulk.tensor, "
-                          f"and reports every C it writes as never written)")
-            out = [v for v in out if v.name not in TMA_STORES]
+                          f"(initcheck {INITCHECK_BLIND[v.name]})")
+            out = [v for v in out if v.name not in INITCHECK_BLIND]
         return out
 
     def check(self, check, what, *args):
@@ -83,8 +83,18 @@ class Runner:
 # Variants whose every combination of tunables is driven (each combination is its own compiled
 # instantiation); the others' tunables one at a time, which keeps racecheck's run short.
 FULL_GRID = ("multistage", "wgmma", "wgmma_ws", "tf32", "wgmma_cluster", "tf32_cluster")
-# The rungs whose C leaves shared memory by TMA stores, which initcheck does not see
-TMA_STORES = ("wgmma_cluster", "tf32_cluster")
+# The rungs whose writes of C initcheck does not see, and why: it then reports every C they
+# write as never written, although every result is checked right.
+_TMA_STORES = ("does not see their TMA stores of C, cp.async.bulk.tensor, and reports every C "
+               "they write as never written")
+INITCHECK_BLIND = {
+    "wgmma_cluster": _TMA_STORES,
+    "tf32_cluster": _TMA_STORES,
+    # on the H200 (CUDA 13): 62403 reports in its 160 calls, every one a read of C by the copy
+    # to the host, with every result right and memcheck, racecheck and synccheck clean: the
+    # pattern of our own TMA-store rungs, in NVIDIA's kernels, which we cannot change
+    "cublaslt": "reports every C that cuBLASLt's Hopper kernels write as never written",
+}
 # The rungs that read transposed operands in place, each layout its own instantiations: every
 # configuration of theirs runs on the transposed layouts too.
 LAYOUT_GRID = ("wgmma", "wgmma_ws", "tf32", "wgmma_cluster", "tf32_cluster")

@@ -126,18 +126,27 @@ for step in $steps; do
     show pytest
     ;;
   sanitize)
+    # A driver that declares SANITIZE_SHARDS = n runs as n processes a tool (--shard k/n, logs
+    # sanitize-<tool>-<driver>.<k>.log); the most sharded, the longest, start first.
     for driver in tools/sanitize/[a-z]*.py; do
-      [ -n "${GPULAB_SANITIZE:-}" ] && [[ " $GPULAB_SANITIZE " != *" $(basename "$driver" .py) "* ]] &&
-        continue
+      shards=$(sed -n 's/^SANITIZE_SHARDS = \([0-9]*\)$/\1/p' "$driver")
+      echo "${shards:-1} $driver"
+    done | sort -s -k1,1nr >"$LOGS/sanitize-order.txt"
+    while read -r shards driver; do
+      name=$(basename "$driver" .py)
+      [ -n "${GPULAB_SANITIZE:-}" ] && [[ " $GPULAB_SANITIZE " != *" $name "* ]] && continue
       for tool in memcheck initcheck racecheck synccheck; do
-        while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n; done
-        # shellcheck disable=SC2046 # the options are words
-        run "sanitize-$tool-$(basename "$driver" .py)" \
-          env GPULAB_EXACT_ALLOC=1 GPULAB_SANITIZER_TOOL="$tool" \
-          compute-sanitizer --tool "$tool" --error-exitcode 1 $(sanitizer_options "$tool") \
-          python3 "$driver" $(driver_options "$tool") &
+        for k in $(seq 0 $((shards - 1))); do
+          suffix="" && [ "$shards" -gt 1 ] && suffix=".$k"
+          while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n; done
+          # shellcheck disable=SC2046 # the options are words
+          run "sanitize-$tool-$name$suffix" \
+            env GPULAB_EXACT_ALLOC=1 GPULAB_SANITIZER_TOOL="$tool" \
+            compute-sanitizer --tool "$tool" --error-exitcode 1 $(sanitizer_options "$tool") \
+            python3 "$driver" $(driver_options "$tool") --shard "$k/$shards" &
+        done
       done
-    done
+    done <"$LOGS/sanitize-order.txt"
     wait
     grep " sanitize-" "$LOGS/steps.txt" | sort
     ;;

@@ -27,16 +27,26 @@ def last(pattern, text, default=None):
 
 
 def sanitizers(log_dir):
-    """{tool: {driver: {summary, calls}}} from sanitize-<tool>-<driver>.log."""
+    """{tool: {driver: {summary, calls, driver_said}}} from sanitize-<tool>-<driver>.log, or
+    from its shards' sanitize-<tool>-<driver>.<k>.log: their summaries and what the driver said
+    in shard order, their calls summed (None if a shard did not finish)."""
     out = {}
-    for path in sorted(glob.glob(os.path.join(log_dir, "sanitize-*.log"))):
+    paths = glob.glob(os.path.join(log_dir, "sanitize-*.log"))
+    for path in sorted(paths, key=lambda p: [int(t) if t.isdigit() else t
+                                             for t in re.split(r"(\d+)", p)]):
         tool, driver = os.path.basename(path)[len("sanitize-"):-len(".log")].split("-", 1)
+        driver, _, shard = driver.partition(".")
         text = read(path)
         calls = last(r"(\d+) CUDA calls checked", text)
-        out.setdefault(tool, {})[driver] = {
-            "summary": [l.strip("= ").strip() for l in text.splitlines() if "SUMMARY" in l],
-            "calls": int(calls) if calls else None,
-            "driver_said": last(r"^(sanitize/\S+: .*)$", text)}
+        said = last(r"^(sanitize/\S+: .*)$", text)
+        entry = out.setdefault(tool, {}).setdefault(
+            driver, {"summary": [], "calls": 0, "driver_said": None if shard else said})
+        entry["summary"] += [l.strip("= ").strip() for l in text.splitlines() if "SUMMARY" in l]
+        entry["calls"] = entry["calls"] + int(calls) if calls and entry["calls"] is not None \
+            else None
+        if shard:
+            entry["shards"] = entry.get("shards", 0) + 1
+            entry["driver_said"] = (entry["driver_said"] or []) + [said]
     return out
 
 

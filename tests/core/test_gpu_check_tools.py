@@ -3,6 +3,7 @@ tools/gpu-check.sh's GPULAB_TEST_SHARDS) and sums their logs (tools/pytest_total
 checked here, where they are written."""
 
 import importlib.util
+import json
 import os
 import pathlib
 import signal
@@ -91,3 +92,70 @@ def test_a_stopped_check_ends_the_sanitizer_runs_it_started(tmp_path):
             os.killpg(check.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_sanitizer_shards_deal_every_variant_to_one_shard():
+    """tools/sanitize/_common.py's --shard K/N: N shards run every key once between them (a key
+    asked for again, as drivers do for each size, stays in its shard), in near-equal numbers;
+    a bad K/N is refused by name. In a child: _common sets GPULAB_EXACT_ALLOC for its process."""
+    code = """
+import argparse, sys
+sys.path.insert(0, "tools/sanitize")
+import _common
+keys = [f"op{i % 7}:{i}" for i in range(23)] * 2
+dealt = []
+for k in range(3):
+    args = argparse.Namespace(only=set(), shard=_common.shard(f"{k}/3"))
+    dealt.append({key for key in keys if _common.wanted(args, key)})
+assert set.union(*dealt) == set(keys) and sum(map(len, dealt)) == 23, dealt
+assert sorted(map(len, dealt)) == [7, 8, 8], dealt
+only = argparse.Namespace(only={"op1:1", "op2:2"}, shard=(1, 2))
+assert [key for key in keys[:3] if _common.wanted(only, key)] == ["op2:2"]
+for bad in ("3/3", "1", "a/b", "-1/2"):
+    try:
+        _common.shard(bad)
+    except argparse.ArgumentTypeError as e:
+        assert "K/N" in str(e), e
+    else:
+        raise AssertionError(bad)
+print("OK")
+"""
+    root = pathlib.Path(__file__).parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
+    assert out.stdout.strip() == "OK", out.stderr
+
+
+def test_a_sharded_driver_runs_as_its_shards_under_every_tool(tmp_path):
+    """A driver declaring SANITIZE_SHARDS = n runs as n processes a tool, each with its
+    --shard k/n and its own log; the others with --shard 0/1. The summary puts a driver's shards
+    back together: calls summed, None where a shard did not finish (a fake compute-sanitizer
+    prints each driver's last line)."""
+    root = pathlib.Path(__file__).parents[2]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "compute-sanitizer"
+    fake.write_text('#!/bin/bash\necho "$@" >> "$FAKE_CALLS"\n'
+                    'case "$*" in *ceilings*) exit 0;; esac\n'  # a run that says nothing
+                    'echo "sanitize/x: 5 CUDA calls checked in exact allocation mode"\n'
+                    'echo "========= ERROR SUMMARY: 0 errors"\n')
+    fake.chmod(0o755)
+    calls = tmp_path / "calls"
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", FAKE_CALLS=str(calls),
+               GPULAB_SANITIZE="ceilings scan", GPULAB_CHECK_JOBS="3",
+               GPULAB_CHECK_DIR=str(tmp_path / "check"), OUT=str(tmp_path / "out"))
+    done = subprocess.run(["bash", str(root / "tools" / "gpu-check.sh"), "sanitize"], env=env,
+                          cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    runs = calls.read_text().splitlines()
+    scan = [r.split("--shard ")[1] for r in runs if "scan.py" in r]
+    assert sorted(scan) == ["0/2"] * 4 + ["1/2"] * 4
+    assert sum("ceilings.py" in r and r.endswith("--shard 0/1") for r in runs) == 4
+    order = (tmp_path / "check" / "logs" / "sanitize-order.txt").read_text().split()
+    assert order[:2] == ["6", "tools/sanitize/ops.py"]  # the most shards first
+    logs = tmp_path / "check" / "logs"
+    assert (logs / "sanitize-racecheck-scan.1.log").exists()
+    result = json.loads((tmp_path / "out" / "gpu_check.json").read_text())["results"]
+    memcheck = result["sanitizers"]["memcheck"]
+    assert memcheck["scan"]["calls"] == 10 and memcheck["scan"]["shards"] == 2
+    assert memcheck["scan"]["summary"] == ["ERROR SUMMARY: 0 errors"] * 2
+    assert memcheck["ceilings"]["calls"] is None

@@ -51,6 +51,9 @@ def start(description, extra=None):
     parser.add_argument("--only", default="",
                         help="comma-separated variants to run, as the driver names them "
                              "(ops.py: op:id, e.g. saxpy:0; nbody.py: id); default: all")
+    parser.add_argument("--shard", default="0/1", type=shard,
+                        help="K/N: only every N-th variant, from the K-th (0-based), in the "
+                             "order the driver meets them; default: all (0/1)")
     args = parser.parse_args()
     if not gl.cuda_available():
         sys.exit(f"no GPU: {gl._core._gpu_status()}")
@@ -60,9 +63,28 @@ def start(description, extra=None):
     return args, np.random.default_rng(7)
 
 
+def shard(text):
+    """--shard's K/N as (K, N)."""
+    try:
+        k, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--shard takes K/N, e.g. 2/4, not {text!r}") from None
+    if not 0 <= k < n:
+        raise argparse.ArgumentTypeError(f"--shard K/N needs 0 <= K < N, not {text!r}")
+    return k, n
+
+
 def wanted(args, key):
-    """Whether a driver runs the variant named key (--only)."""
-    return not args.only or key in args.only
+    """Whether a driver runs the variant named key (--only, --shard). Shards deal the keys out
+    in the order the driver first asks for them, which is the same in every shard, so that N
+    shards run every variant once between them, in about equal numbers."""
+    if args.only and key not in args.only:
+        return False
+    k, n = getattr(args, "shard", (0, 1))
+    if n == 1:
+        return True
+    dealt = args.__dict__.setdefault("dealt", {})
+    return dealt.setdefault(key, len(dealt) % n) == k
 
 
 # The compute-sanitizer tool this driver runs under, as tools/gpu-check.sh and

@@ -92,7 +92,14 @@ def signal_state(pid):
 
 def run_interrupted(body, timeout=60, args=()):
     """Runs PRELUDE + body in a child, SIGINT RUNNING_S after its READY; returns (seconds from
-    the signal to the KeyboardInterrupt, the child's stdout, its stderr)."""
+    the signal to the KeyboardInterrupt, the child's stdout, its stderr). A latency over
+    LATENCY_S gets one more run: the GPU machine's suite runs 14 shards at once, and a child
+    descheduled there once came in at 1.02 s; a slow path is slow both times."""
+    first = run_interrupted_once(body, timeout, args)
+    return first if first[0] < LATENCY_S else run_interrupted_once(body, timeout, args)
+
+
+def run_interrupted_once(body, timeout, args):
     child = subprocess.Popen([sys.executable, "-c", PRELUDE + textwrap.dedent(body), *args],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=child_env(), preexec_fn=as_from_a_terminal)

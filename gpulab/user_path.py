@@ -219,18 +219,24 @@ def op_rows(name, n, gpu, budget_s, rng, progress=None, keep=None, only=None):
     if keep is not None:
         keep[name] = host_args
     kinds = [k for k in containers(name, gpu) if only is None or k in only or k == "none"]
-    per = budget_s / (2 * len(kinds) + 1)
+    per = budget_s / (2 * len(kinds) + 2)
     best = registry.best(name, "cuda" if gpu else "cpu")
     dev_args = [to_container(a, "gpulab") for a in host_args] if gpu else host_args
+    best_wall_ms = None
     try:
         r = bench(fn, *dev_args, variant=best.id, budget_s=per)
         best_ms = r.median_ms
+        if gpu:  # the same rung as its user would time it: what launch and synchronize add
+            best_wall_ms = wall_ms(lambda: fn(*dev_args, variant=best.id), finisher("gpulab"),
+                                   per, cold_ok=False)["median_ms"]
     except Exception as e:  # noqa: BLE001 (reported in the row)
         best_ms, best_error = None, f"{type(e).__name__}: {e}"
     rows = []
     for kind in kinds:
         row = {"op": name, "container": kind, "n": n, "best_variant": best.name,
                "best_ms": best_ms}
+        if best_wall_ms is not None and kind not in HOST:
+            row["best_wall_ms"] = best_wall_ms
         if best_ms is None:
             row["best_error"] = best_error
         args = [to_container(a, "numpy" if kind == "none" else kind) for a in host_args]
@@ -242,6 +248,9 @@ def op_rows(name, n, gpu, budget_s, rng, progress=None, keep=None, only=None):
             row.update(default_ms=None, default_error=f"{type(e).__name__}: {e}")
         if row["default_ms"] and best_ms:
             row["gap"] = row["default_ms"] / best_ms
+            why = gap_why(row)
+            if why:
+                row["gap_why"] = why
         peer = None
         if kind in HOST and name in CPU_PEERS:
             how, setup = CPU_PEERS[name]
@@ -270,18 +279,45 @@ def _ms(v):
     return "-" if v is None else f"{v:.3f} ms"
 
 
-COLUMNS = ("op", "container", "default_ms", "best_ms", "gap", "peer", "peer_ms",
+# A device row's default call more than this over the best rung's event time gets its gap
+# taken apart (gap_why)
+GAP_LINE = 1.05
+
+
+def gap_why(row):
+    """What a device row's gap past GAP_LINE is made of, from the same run's figures: the best
+    rung called by name on DeviceArrays, wall-clock (best_wall_ms), against its event time is
+    the host's launch and synchronize; the default call against that is the call's own (the
+    container's import, the default's choice of rung). None within the line, or for host rows."""
+    wall = row.get("best_wall_ms")
+    if wall is None or row.get("gap") is None or row["gap"] <= GAP_LINE:
+        return None
+    launch = (wall - row["best_ms"]) * 1e3
+    own = (row["default_ms"] - wall) * 1e3
+    verdict = ("the default call is within 5% of the best rung's wall-clock call"
+               if row["default_ms"] <= GAP_LINE * wall else
+               "the default call is more than 5% over the best rung's wall-clock call")
+    return (f"{launch:+.0f} us launch and synchronize (best rung by name, wall-clock "
+            f"{wall:.3f} ms), {own:+.0f} us the call's own: {verdict}")
+
+
+COLUMNS = ("op", "container", "default_ms", "best_ms", "best_wall_ms", "gap", "peer", "peer_ms",
            "peer_over_ours")
 
 
 def table(rows):
-    """The printed table: op, container, default ms, best-rung ms, gap (default / best), peer,
-    peer ms, peer / ours (> 1: gpulab's default call is faster)."""
+    """The printed table: op, container, default ms, best-rung ms (events) and the same rung's
+    wall-clock call, gap (default / best), peer, peer ms, peer / ours (> 1: gpulab's default
+    call is faster); then each gap past GAP_LINE taken apart."""
     from .table import text_table
 
     def cell(v):
         return "-" if v is None else f"{v:.3g}" if isinstance(v, float) else str(v)
-    return text_table(list(COLUMNS), [[cell(r.get(c)) for c in COLUMNS] for r in rows])
+    text = text_table(list(COLUMNS), [[cell(r.get(c)) for c in COLUMNS] for r in rows])
+    whys = [f"  {r['op']} [{r['container']}]: {r['gap_why']}" for r in rows if r.get("gap_why")]
+    if whys:
+        text += f"\ngaps past {GAP_LINE}x, taken apart:\n" + "\n".join(whys)
+    return text
 
 
 def user_path_rows(ops, gpu, budget_s=1.0, scale=1.0, progress=None, keep=None, rng=None,

@@ -73,6 +73,22 @@ def test_cpu_peers_compute_what_the_op_computes():
                                    err_msg=name)
 
 
+def test_a_gap_past_the_line_is_taken_apart():
+    """A device row more than 5% over the best rung's event time says how much the best rung's
+    own wall-clock call adds (launch and synchronize) and how much the default call adds to
+    that; the printed table lists them under it."""
+    row = {"op": "sin", "container": "cupy", "best_ms": 0.050, "best_wall_ms": 0.058,
+           "default_ms": 0.060, "gap": 1.2}
+    why = up.gap_why(row)
+    assert "+8 us launch and synchronize" in why and "+2 us the call's own" in why
+    assert "within 5% of the best rung's wall-clock call" in why
+    assert "more than 5%" in up.gap_why(dict(row, default_ms=0.070, gap=1.4))
+    assert up.gap_why(dict(row, default_ms=0.052, gap=1.04)) is None  # within the line
+    assert up.gap_why({k: v for k, v in row.items() if k != "best_wall_ms"}) is None  # host
+    text = up.table([dict(row, gap_why=why, peer="cupy", peer_ms=0.07, peer_over_ours=1.17)])
+    assert "best_wall_ms" in text and f"sin [cupy]: {why}" in text
+
+
 @pytest.mark.gpu
 def test_gpu_containers_at_tiny_sizes():
     rows = up.op_rows("saxpy", 1 << 16, True, 0.5, np.random.default_rng(1))
@@ -81,6 +97,9 @@ def test_gpu_containers_at_tiny_sizes():
     for r in rows:
         assert r.get("default_error") is None and r["default_ms"] > 0, r
         assert r["best_variant"] == gl.registry.best("saxpy", "cuda").name
+        device = r["container"] not in up.HOST
+        assert (r.get("best_wall_ms", 0) > 0) == device, r
+        assert ("gap_why" in r) == (device and r["gap"] > up.GAP_LINE), r
     rows = up.op_rows("spmv", 1 << 14, True, 0.5, np.random.default_rng(2))
     assert {"numpy", "scipy", "gpulab"} <= {r["container"] for r in rows}
     assert all(r.get("default_error") is None for r in rows), rows

@@ -9,6 +9,7 @@ new variant is tested without anyone editing a test. CUDA variants get the ``gpu
 """
 
 import importlib
+import json
 import os
 import sys
 
@@ -57,15 +58,52 @@ def gpu_skip_reason():
 
 
 def _shard(items):
-    """GPULAB_SHARD="k/n": only every n-th test from the k-th (0-based), so that n processes share
-    one GPU machine's suite (tools/gpu-check.sh, GPULAB_TEST_SHARDS)."""
+    """GPULAB_SHARD="k/n": the k-th (0-based) of n parts of the suite, so that n processes share
+    one GPU machine's suite (tools/gpu-check.sh, GPULAB_TEST_SHARDS). The parts are dealt by
+    cost, the longest first, each to the part with the least so far (tests/durations.json,
+    from the GPU machine's last run; a test not in it counts UNTIMED_TEST_S), and a module
+    whose setup is costly stays whole, paying it once. The deal depends only on the collection
+    and the file, so the n processes agree on it."""
     shard = os.environ.get("GPULAB_SHARD")
     if not shard:
         return
     k, n = (int(x) for x in shard.split("/"))
     if not 0 <= k < n:
         raise pytest.UsageError(f"GPULAB_SHARD must be k/n with 0 <= k < n, got {shard!r}")
-    items[:] = [item for i, item in enumerate(items) if i % n == k]
+    known = _durations()
+    units = {}  # a module kept whole, or a test: the indices of its items
+    for i, item in enumerate(items):
+        module = item.nodeid.split("::")[0]
+        units.setdefault(module if module in known["modules"] else item.nodeid, []).append(i)
+
+    def cost(unit):
+        key, members = unit
+        return known["modules"].get(key, 0.0) + sum(
+            known["tests"].get(items[i].nodeid, UNTIMED_TEST_S) for i in members)
+    load, mine = [0.0] * n, set()
+    for unit in sorted(units.items(), key=cost, reverse=True):  # stable: ties in collection order
+        part = load.index(min(load))
+        load[part] += cost(unit)
+        if part == k:
+            mine.update(unit[1])
+    items[:] = [item for i, item in enumerate(items) if i in mine]
+
+
+# What a test not in tests/durations.json counts for in the deal (most take a few ms to 0.1 s).
+UNTIMED_TEST_S = 0.05
+
+
+def _durations():
+    """tests/durations.json (tools/test_durations.py), or GPULAB_TEST_DURATIONS's file; empty
+    where there is none (then the deal is by count, in turn)."""
+    path = os.environ.get("GPULAB_TEST_DURATIONS") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "durations.json")
+    try:
+        with open(path) as f:
+            found = json.load(f)
+        return {"modules": found.get("modules", {}), "tests": found.get("tests", {})}
+    except FileNotFoundError:
+        return {"modules": {}, "tests": {}}
 
 
 def pytest_xdist_auto_num_workers(config):

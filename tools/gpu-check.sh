@@ -104,11 +104,13 @@ for step in $steps; do
   test)
     # The full fuzz is the fuzz step's, with its log: not twice. GPULAB_TEST_SHARDS=n runs the
     # suite as n processes at once (tests/conftest.py's GPULAB_SHARD), their logs one after
-    # another in pytest.log and one verdict, FAIL if any shard fails. --durations: the device
-    # time is rationed, and the slowest tests are where a shorter suite would start.
+    # another in pytest.log and one verdict, FAIL if any shard fails. --durations: every test
+    # of 1 s or more, which tools/test_durations.py turns into tests/durations.json, the costs
+    # that the shards are dealt by; and the slowest are where a shorter suite would start.
     shards=${GPULAB_TEST_SHARDS:-1}
     if [ "$shards" -le 1 ]; then
-      run pytest python3 -m pytest -q -rs --durations=25 --deselect tests/core/test_fuzz.py::test_fuzz_full
+      run pytest python3 -m pytest -q -rs --durations=0 --durations-min=1 \
+        --deselect tests/core/test_fuzz.py::test_fuzz_full
     else
       # Each shard's OpenMP threads a share of the cores: 4 shards of 16 spinning threads each
       # made every openmp_radix test take 10-15 s (on the H100).
@@ -116,7 +118,7 @@ for step in $steps; do
       [ "$omp" -ge 1 ] || omp=1
       for k in $(seq 0 $((shards - 1))); do
         run "pytest-$k" env GPULAB_SHARD="$k/$shards" OMP_NUM_THREADS="$omp" \
-          python3 -m pytest -q -rs --durations=25 \
+          python3 -m pytest -q -rs --durations=0 --durations-min=1 \
           --deselect tests/core/test_fuzz.py::test_fuzz_full &
       done
       wait

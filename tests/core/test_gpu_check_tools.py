@@ -12,6 +12,7 @@ import sys
 import time
 
 REGISTRY_TESTS = str(pathlib.Path(__file__).with_name("test_registry.py"))
+GPU_CHECK_TESTS = str(pathlib.Path(__file__))
 
 
 def test_shards_split_the_suite_without_overlap():
@@ -29,6 +30,46 @@ def test_shards_split_the_suite_without_overlap():
     parts = [collected(f"{k}/3") for k in range(3)]
     assert len(whole) > 3 and all(parts)
     assert sorted(sum(parts, [])) == sorted(whole)
+
+
+def test_shards_deal_costly_tests_apart_and_keep_a_costly_module_whole(tmp_path):
+    """With tests/durations.json's kind of file, the two costliest tests go to different
+    shards, and a module with a costly setup goes whole to one."""
+    def collected(shard, durations):
+        path = tmp_path / "durations.json"
+        path.write_text(json.dumps(durations))
+        env = dict(os.environ, GPULAB_SHARD=shard, GPULAB_TEST_DURATIONS=str(path))
+        out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                              "-p", "no:cacheprovider", REGISTRY_TESTS, GPU_CHECK_TESTS],
+                             capture_output=True, text=True, env=env,
+                             cwd=os.path.dirname(os.path.dirname(__file__)))
+        return [line for line in out.stdout.splitlines() if "::" in line]
+
+    every = collected("0/1", {})
+    registry = [t for t in every if "test_registry" in t]
+    heavy = [registry[0], registry[3]]  # one part, were they dealt in turn
+    parts = [collected(f"{k}/3", {"tests": {t: 100.0 for t in heavy}}) for k in range(3)]
+    assert sorted(sum(parts, [])) == sorted(every)
+    assert [sum(t in part for t in heavy) for part in parts] == [1, 1, 0]
+    module = registry[0].split("::")[0]
+    parts = [collected(f"{k}/3", {"modules": {module: 50.0}}) for k in range(3)]
+    assert sorted(sum(parts, [])) == sorted(every)
+    assert [sum(t in part for t in registry) for part in parts] == [len(registry), 0, 0]
+
+
+def test_durations_come_from_the_logs_setup_by_module(tmp_path):
+    path = pathlib.Path(__file__).parents[2] / "tools" / "test_durations.py"
+    spec = importlib.util.spec_from_file_location("test_durations", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found = module.durations([
+        "54.07s setup    tests/core/test_cli.py::test_a\n"
+        "12.50s call     tests/labs/test_sort.py::test_b[x]\n"
+        "0.50s call     tests/labs/test_sort.py::test_c\n",
+        "13.00s call     tests/labs/test_sort.py::test_b[x]\n"
+        "2.00s setup    tests/labs/test_scan.py::test_d\n"])
+    assert found == {"modules": {"tests/core/test_cli.py": 54.07},
+                     "tests": {"tests/labs/test_sort.py::test_b[x]": 13.0}}
 
 
 def test_shard_totals_sum_the_logs_and_count_an_unfinished_shard():

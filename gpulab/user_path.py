@@ -219,7 +219,8 @@ def op_rows(name, n, gpu, budget_s, rng, progress=None, keep=None, only=None):
     if keep is not None:
         keep[name] = host_args
     kinds = [k for k in containers(name, gpu) if only is None or k in only or k == "none"]
-    per = budget_s / (2 * len(kinds) + 2)
+    # the best rung's events (and on the GPU its wall-clock call), then a default and a peer a kind
+    per = budget_s / (2 * len(kinds) + (2 if gpu else 1))
     best = registry.best(name, "cuda" if gpu else "cpu")
     dev_args = [to_container(a, "gpulab") for a in host_args] if gpu else host_args
     best_wall_ms = None

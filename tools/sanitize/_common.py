@@ -83,7 +83,7 @@ def wanted(args, key):
     k, n = getattr(args, "shard", (0, 1))
     if n == 1:
         return True
-    dealt = args.__dict__.setdefault("dealt", {})
+    dealt = vars(args).setdefault("dealt", {})  # key -> its shard, the same in every shard
     return dealt.setdefault(key, len(dealt) % n) == k
 
 

@@ -27,9 +27,10 @@ def last(pattern, text, default=None):
 
 
 def sanitizers(log_dir):
-    """{tool: {driver: {summary, calls, driver_said}}} from sanitize-<tool>-<driver>.log, or
-    from its shards' sanitize-<tool>-<driver>.<k>.log: their summaries and what the driver said
-    in shard order, their calls summed (None if a shard did not finish)."""
+    """{tool: {driver: {summary, calls, driver_said, finished}}} from
+    sanitize-<tool>-<driver>.log, or from its shards' sanitize-<tool>-<driver>.<k>.log: their
+    summaries and what the driver said in shard order, their calls summed (None if a shard did
+    not finish), and how many runs (1, or each shard) reached the sanitizer's summary."""
     out = {}
     paths = glob.glob(os.path.join(log_dir, "sanitize-*.log"))
     for path in sorted(paths, key=lambda p: [int(t) if t.isdigit() else t
@@ -40,8 +41,11 @@ def sanitizers(log_dir):
         calls = last(r"(\d+) CUDA calls checked", text)
         said = last(r"^(sanitize/\S+: .*)$", text)
         entry = out.setdefault(tool, {}).setdefault(
-            driver, {"summary": [], "calls": 0, "driver_said": None if shard else said})
-        entry["summary"] += [l.strip("= ").strip() for l in text.splitlines() if "SUMMARY" in l]
+            driver, {"summary": [], "calls": 0, "driver_said": None if shard else said,
+                     "finished": 0})
+        summary = [l.strip("= ").strip() for l in text.splitlines() if "SUMMARY" in l]
+        entry["summary"] += summary
+        entry["finished"] += bool(summary)
         entry["calls"] = entry["calls"] + int(calls) if calls and entry["calls"] is not None \
             else None
         if shard:

@@ -199,4 +199,5 @@ def test_a_sharded_driver_runs_as_its_shards_under_every_tool(tmp_path):
     memcheck = result["sanitizers"]["memcheck"]
     assert memcheck["scan"]["calls"] == 10 and memcheck["scan"]["shards"] == 2
     assert memcheck["scan"]["summary"] == ["ERROR SUMMARY: 0 errors"] * 2
-    assert memcheck["ceilings"]["calls"] is None
+    assert memcheck["ceilings"]["calls"] is None and memcheck["ceilings"]["finished"] == 0
+    assert memcheck["scan"]["finished"] == 2

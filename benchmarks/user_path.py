@@ -13,6 +13,8 @@ CPU or quick run never overwrites the GPU table that docs/labs/README.md points 
 """
 
 import argparse
+import os
+import statistics
 
 import numpy as np
 
@@ -119,16 +121,46 @@ def jacobi_cases(rows, budget, quick):
         row = {"case": f"multi.jacobi 2 GPUs {side}^2 float32, {sweeps} sweeps",
                "container": kind, "peer": "gl.jacobi on one GPU",
                "peer_how": "gl.jacobi(f, iters=...)"}
+        timings = []
+        # a NumPy call takes 0.1-0.8 s: 3 s gives it the 3 samples a median needs
+        each = budget if quick or kind != "numpy" else max(budget, 3.0)
+
+        def two_gpus():
+            result = gl.multi.jacobi(fk, iters=sweeps, gpus=[0, 1])
+            timings.append(result.timing)
+            return result
+
         try:
-            two = up.wall_ms(lambda: gl.multi.jacobi(fk, iters=sweeps, gpus=[0, 1]), finish,
-                             budget, cold_ok=False)
-            one = up.wall_ms(lambda: gl.jacobi(fk, iters=sweeps), finish, budget, cold_ok=False)
+            two = up.wall_ms(two_gpus, finish, each, cold_ok=False)
+            one = up.wall_ms(lambda: gl.jacobi(fk, iters=sweeps), finish, each, cold_ok=False)
             row.update(default_ms=two["median_ms"], peer_ms=one["median_ms"],
-                       peer_over_ours=one["median_ms"] / two["median_ms"])
+                       peer_over_ours=one["median_ms"] / two["median_ms"],
+                       timing_ms=parts_of(timings[1:]))  # the first call is the warm-up
+            if kind == "numpy":
+                row["one_gpu_copies_ms"] = host_copies_ms(f, each)
         except Exception as e:  # noqa: BLE001 (a failing call is a finding of the table)
             row["default_error"] = f"{type(e).__name__}: {e}"
+        row["host_load_1min"] = os.getloadavg()[0]
         rows.append(row)
         progress(rows[-1])
+
+
+def parts_of(timings):
+    """The medians of gl.multi.jacobi's timing parts (call, upload, scatter, solve, gather,
+    download) over the timed calls: where a whole call's time went."""
+    keys = ("call_ms", "upload_ms", "scatter_ms", "total_ms", "gather_ms", "download_ms")
+    return {k: statistics.median(t[k] for t in timings) for k in keys
+            if timings and all(k in t for t in timings)}
+
+
+def host_copies_ms(f, budget):
+    """What gl.jacobi's NumPy call spends copying on one GPU: f up (gl.to_device, waited for)
+    and a fresh result down (.get()), wall-clock medians."""
+    up_ms = up.wall_ms(lambda: gl.to_device(f), up.finisher("gpulab"), budget / 2,
+                       cold_ok=False)
+    d = gl.to_device(f)
+    down_ms = up.wall_ms(lambda: d.get(), None, budget / 2, cold_ok=False)
+    return {"upload_ms": up_ms["median_ms"], "download_ms": down_ms["median_ms"]}
 
 
 def main(argv=None):

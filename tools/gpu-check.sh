@@ -56,6 +56,7 @@ kill_tree() { # pid: its descendants first, then itself
 # shellcheck disable=SC2317 # reached from the trap
 stop_background() {
   local pid
+  touch "$LOGS/sanitize-monitor.stop"
   for pid in $(jobs -pr); do kill_tree "$pid"; done
   wait
   echo "STOPPED (signal): the background runs were ended" >>"$LOGS/steps.txt"
@@ -86,6 +87,19 @@ sanitizer_options() { # tool
   # NVIDIA's own code (docs/labs/sparse.md); we cannot change it, and our kernels stay
   # in. memcheck, initcheck and synccheck still run over cuSPARSE.
   [ "$1" = racecheck ] && echo "--kernel-name-exclude kns=cusparse"
+}
+
+# While the sanitizer runs go: every 15 s the host's load and each GPU's utilization, to tell
+# whether the step waits on the CPUs or the GPUs. It ends with the step, or with this script.
+sanitize_monitor() {
+  local tick=0 gpus
+  while kill -0 $$ 2>/dev/null && [ ! -e "$LOGS/sanitize-monitor.stop" ]; do
+    if [ $((tick++ % 15)) -eq 0 ]; then
+      gpus=$(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null)
+      echo "$(date -u +%T) load $(cut -d' ' -f1-3 /proc/loadavg) gpu% $(echo "$gpus" | paste -sd/)"
+    fi
+    sleep 1
+  done >>"$LOGS/sanitize-monitor.txt" 2>&1
 }
 
 driver_options() { # tool
@@ -134,6 +148,14 @@ for step in $steps; do
       shards=$(sed -n 's/^SANITIZE_SHARDS = \([0-9]*\)$/\1/p' "$driver")
       echo "${shards:-1} $driver"
     done | sort -s -k1,1nr >"$LOGS/sanitize-order.txt"
+    # Several GPUs (CUDA_VISIBLE_DEVICES unset): the runs take turns over them, except a driver
+    # that declares SANITIZE_ALL_GPUS = True (multi.py), which sees them all.
+    ngpus=0
+    [ -z "${CUDA_VISIBLE_DEVICES+x}" ] && ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+    rm -f "$LOGS/sanitize-monitor.stop"
+    sanitize_monitor >/dev/null 2>&1 &
+    disown
+    runs=0
     while read -r shards driver; do
       name=$(basename "$driver" .py)
       [ -n "${GPULAB_SANITIZE:-}" ] && [[ " $GPULAB_SANITIZE " != *" $name "* ]] && continue
@@ -141,15 +163,20 @@ for step in $steps; do
         for k in $(seq 0 $((shards - 1))); do
           suffix="" && [ "$shards" -gt 1 ] && suffix=".$k"
           while [ "$(jobs -rp | wc -l)" -ge "$PARALLEL" ]; do wait -n; done
+          gpu=()
+          [ "${ngpus:-0}" -gt 1 ] && ! grep -q '^SANITIZE_ALL_GPUS = True$' "$driver" &&
+            gpu=("CUDA_VISIBLE_DEVICES=$((runs % ngpus))")
+          runs=$((runs + 1))
           # shellcheck disable=SC2046 # the options are words
           run "sanitize-$tool-$name$suffix" \
-            env GPULAB_EXACT_ALLOC=1 GPULAB_SANITIZER_TOOL="$tool" \
+            env ${gpu[@]+"${gpu[@]}"} GPULAB_EXACT_ALLOC=1 GPULAB_SANITIZER_TOOL="$tool" \
             compute-sanitizer --tool "$tool" --error-exitcode 1 $(sanitizer_options "$tool") \
             python3 "$driver" $(driver_options "$tool") --shard "$k/$shards" &
         done
       done
     done <"$LOGS/sanitize-order.txt"
     wait
+    touch "$LOGS/sanitize-monitor.stop"
     grep " sanitize-" "$LOGS/steps.txt" | sort
     ;;
   fuzz)

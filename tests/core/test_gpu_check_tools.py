@@ -175,15 +175,20 @@ def test_a_sharded_driver_runs_as_its_shards_under_every_tool(tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "compute-sanitizer"
-    fake.write_text('#!/bin/bash\necho "$@" >> "$FAKE_CALLS"\n'
+    fake.write_text('#!/bin/bash\necho "gpu=${CUDA_VISIBLE_DEVICES:-all} $*" >> "$FAKE_CALLS"\n'
                     'case "$*" in *ceilings*) exit 0;; esac\n'  # a run that says nothing
                     'echo "sanitize/x: 5 CUDA calls checked in exact allocation mode"\n'
                     'echo "========= ERROR SUMMARY: 0 errors"\n')
     fake.chmod(0o755)
+    smi = bin_dir / "nvidia-smi"  # two GPUs
+    smi.write_text('#!/bin/bash\nprintf "GPU 0: NVIDIA H200 (UUID: a)\\nGPU 1: NVIDIA H200 '
+                   '(UUID: b)\\n"\n')
+    smi.chmod(0o755)
     calls = tmp_path / "calls"
     env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", FAKE_CALLS=str(calls),
-               GPULAB_SANITIZE="ceilings scan", GPULAB_CHECK_JOBS="3",
+               GPULAB_SANITIZE="ceilings scan multi", GPULAB_CHECK_JOBS="3",
                GPULAB_CHECK_DIR=str(tmp_path / "check"), OUT=str(tmp_path / "out"))
+    env.pop("CUDA_VISIBLE_DEVICES", None)
     done = subprocess.run(["bash", str(root / "tools" / "gpu-check.sh"), "sanitize"], env=env,
                           cwd=root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -191,6 +196,9 @@ def test_a_sharded_driver_runs_as_its_shards_under_every_tool(tmp_path):
     scan = [r.split("--shard ")[1] for r in runs if "scan.py" in r]
     assert sorted(scan) == ["0/2"] * 4 + ["1/2"] * 4
     assert sum("ceilings.py" in r and r.endswith("--shard 0/1") for r in runs) == 4
+    # the runs take turns over the two GPUs; multi.py (SANITIZE_ALL_GPUS) sees both
+    assert {r.split()[0] for r in runs if "multi.py" in r} == {"gpu=all"}
+    assert {r.split()[0] for r in runs if "multi.py" not in r} == {"gpu=0", "gpu=1"}
     order = (tmp_path / "check" / "logs" / "sanitize-order.txt").read_text().split()
     assert order[:2] == ["6", "tools/sanitize/ops.py"]  # the most shards first
     logs = tmp_path / "check" / "logs"
@@ -201,3 +209,56 @@ def test_a_sharded_driver_runs_as_its_shards_under_every_tool(tmp_path):
     assert memcheck["scan"]["summary"] == ["ERROR SUMMARY: 0 errors"] * 2
     assert memcheck["ceilings"]["calls"] is None and memcheck["ceilings"]["finished"] == 0
     assert memcheck["scan"]["finished"] == 2
+    assert " load " in (logs / "sanitize-monitor.txt").read_text()
+
+
+def test_sanitizer_shards_dealt_by_cost_end_together():
+    """_common.deal: each key to one shard, the costliest first to the least-loaded shard, the
+    same in every shard; wanted() follows it. Round-robin over these costs would give one shard
+    the three costly keys."""
+    code = """
+import argparse, sys
+sys.path.insert(0, "tools/sanitize")
+import _common
+costs = {"a:0": 90, "b:0": 1, "c:0": 1, "d:0": 90, "e:0": 1, "f:0": 1, "g:0": 90, "h:0": 3}
+dealt, loads = [], None
+for k in range(3):
+    args = argparse.Namespace(only=set(), shard=(k, 3))
+    loads = _common.deal(args, costs)
+    dealt.append({key for key in costs if _common.wanted(args, key)})
+assert set.union(*dealt) == set(costs) and sum(map(len, dealt)) == len(costs), dealt
+assert all(sum(key in ("a:0", "d:0", "g:0") for key in part) == 1 for part in dealt), dealt
+assert sorted(loads) == [92, 92, 93], loads
+print("OK")
+"""
+    root = pathlib.Path(__file__).parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root)
+    assert out.stdout.strip() == "OK", out.stderr
+
+
+def test_ops_driver_leaves_to_a_lab_driver_the_ops_it_declares():
+    """A lab driver's OPS_COVERED names ops of the registry, and ops.py plans none of their
+    variants unless --only names one; every other CUDA variant it plans at each size."""
+    code = """
+import argparse, sys
+sys.path.insert(0, "tools/sanitize")
+import numpy as np
+import _common, ops
+from gpulab._op import OPS
+covered = _common.covered_elsewhere()
+assert covered["spmv"] == "sparse.py" and covered["matmul"] == "linalg.py", covered
+assert set(covered) <= set(OPS), set(covered) - set(OPS)
+args = argparse.Namespace(only=set(), shard=(0, 1), inputs="both")
+plan = ops.planned(args, np.random.default_rng(1), _common.SIZES)
+assert not any(key.split(":")[0] in covered for key in plan), plan.keys()
+assert "saxpy:0" in plan and "reduce:2" in plan
+assert {n for n, _, _ in plan["saxpy:0"][1]} == set(_common.SIZES)
+only = argparse.Namespace(only={"spmv:0"}, shard=(0, 1), inputs="both")
+assert list(ops.planned(only, np.random.default_rng(1), _common.SIZES)) == ["spmv:0"]
+print("OK")
+"""
+    root = pathlib.Path(__file__).parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
+                         env=dict(os.environ, PYTHONPATH=str(root)))
+    assert out.stdout.splitlines()[-1:] == ["OK"], out.stderr
+    assert "spmv: left to sparse.py (its OPS_COVERED)" in out.stdout.splitlines()

@@ -87,6 +87,37 @@ def wanted(args, key):
     return dealt.setdefault(key, len(dealt) % n) == k
 
 
+def deal(args, costs):
+    """Deals the variants of costs ({key: cost}, in the driver's order) to --shard's N shards by
+    cost: the costliest first, each to the shard with the least so far, so that the shards end
+    together; wanted() then follows this deal. It is the same in every shard."""
+    n = getattr(args, "shard", (0, 1))[1]
+    loads, dealt = [0.0] * n, vars(args).setdefault("dealt", {})
+    for key in sorted(costs, key=lambda key: -costs[key]):  # stable: ties in the driver's order
+        part = loads.index(min(loads))
+        dealt[key], loads[part] = part, loads[part] + costs[key]
+    return loads
+
+
+def covered_elsewhere():
+    """{op: driver} of the ops that a lab's driver declares in its OPS_COVERED tuple: it runs
+    each of their CUDA variants with every tunable value ops.py would, from NumPy and device
+    inputs, at shapes chosen for its kernels; ops.py leaves them to it."""
+    import ast
+    import glob
+    out = {}
+    for path in sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                              "[a-z]*.py"))):
+        with open(path) as f:
+            tree = ast.parse(f.read())
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] \
+                    == ["OPS_COVERED"]:
+                for op in ast.literal_eval(node.value):
+                    out[op] = os.path.basename(path)
+    return out
+
+
 # The compute-sanitizer tool this driver runs under, as tools/gpu-check.sh and
 # tools/mutation_check.py pass it ("" when the driver runs by itself).
 TOOL = os.environ.get("GPULAB_SANITIZER_TOOL", "")

@@ -28,6 +28,9 @@ from gpulab.labs.linalg import matmul_configurations  # noqa: E402
 # tools/gpu-check.sh runs 3 processes a tool (--shard k/3): in one,
 # racecheck's took 489 s on the H200, beside the other drivers.
 SANITIZE_SHARDS = 3
+# ops.py leaves these ops here: this driver runs each CUDA variant with every tunable that ops.py
+# would, from NumPy and device inputs, at shapes chosen for its kernels
+OPS_COVERED = ("matvec", "matmul", "transpose")
 
 MATVEC_SHAPES = [(0, 5), (5, 0), (1, 1), (7, 3), (33, 33), (3, 257), (1000, 3), (3, 4099),
                  (257, 129)]

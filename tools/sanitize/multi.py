@@ -18,6 +18,10 @@ import numpy as np
 
 from _common import KERNEL_SIZES, SIZES, gl, require, start
 
+# tools/gpu-check.sh spreads the other drivers' runs over the GPUs, one each; this one needs them
+# all (the two-GPU jacobi and reduce).
+SANITIZE_ALL_GPUS = True
+
 
 def add_arguments(parser):
     parser.add_argument("--nccl", action="store_true",

@@ -16,6 +16,9 @@ from _common import done, gl, settle, start, wanted
 # tools/gpu-check.sh runs 2 processes a tool (--shard k/2): in one,
 # racecheck's took 498 s on the H200, beside the other drivers.
 SANITIZE_SHARDS = 2
+# ops.py leaves these ops here: this driver runs each CUDA variant with every tunable that ops.py
+# would, from NumPy and device inputs, at shapes chosen for its kernels
+OPS_COVERED = ("nbody_accel",)
 
 SIZES = (1, 33, 256, 300)
 EPS = 0.05

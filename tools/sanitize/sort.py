@@ -29,6 +29,9 @@ from references import sort as ref  # noqa: E402
 # tools/gpu-check.sh runs 4 processes a tool (--shard k/4): in one,
 # racecheck's ran past 520 s on the H200, beside the other drivers.
 SANITIZE_SHARDS = 4
+# ops.py leaves these ops here: this driver runs each CUDA variant with every tunable that ops.py
+# would, from NumPy and device inputs, at shapes chosen for its kernels
+OPS_COVERED = ("sort", "argsort", "sort_pairs")
 
 SIZES = (1, 2, 33, 255, 256, 257, 2047, 2049, 3840, 5000, 100_003)
 # racecheck follows every shared-memory access of every block: over all the sizes it ran past

@@ -33,6 +33,9 @@ from references import sparse as ref  # noqa: E402
 # tools/gpu-check.sh runs 4 processes a tool (--shard k/4): in one,
 # memcheck's and initcheck's ran past 520 s on the H200, beside the other drivers.
 SANITIZE_SHARDS = 4
+# ops.py leaves these ops here: this driver runs each CUDA variant with every tunable that ops.py
+# would, from NumPy and device inputs, at shapes chosen for its kernels
+OPS_COVERED = ("spmv", "spmm", "cg")
 
 
 SPMM_KS = (1, 4, 5, 33)

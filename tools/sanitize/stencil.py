@@ -19,6 +19,9 @@ from _common import done, gl, references, settle, start, wanted
 references()  # puts tests/ on the path
 from references import stencil as ref  # noqa: E402
 
+# ops.py leaves these ops here: this driver runs each CUDA variant with every tunable that ops.py
+# would, from NumPy and device inputs, at shapes chosen for its kernels
+OPS_COVERED = ("stencil", "jacobi")
 BOUNDARIES = ("zero", "clamp", "periodic", "reflect", "fixed")
 # (shape, weights): radius r random weights, or a name
 STENCIL_CASES = [((1,), 1), ((5,), 4), ((1027,), 3), ((3, 3), 1), ((1, 19), 2), ((23, 1), 1),

@@ -8,6 +8,7 @@ Variants are never listed by hand: ``variant_params(op)`` reads them from ``gl.v
 new variant is tested without anyone editing a test. CUDA variants get the ``gpu`` mark.
 """
 
+import collections
 import importlib
 import json
 import os
@@ -61,7 +62,8 @@ def _shard(items):
     """GPULAB_SHARD="k/n": the k-th (0-based) of n parts of the suite, so that n processes share
     one GPU machine's suite (tools/gpu-check.sh, GPULAB_TEST_SHARDS). The parts are dealt by
     cost, the longest first, each to the part with the least so far (tests/durations.json,
-    from the GPU machine's last run; a test not in it counts UNTIMED_TEST_S), and a module
+    from the GPU machine's last run; a test not in it counts UNTIMED_TEST_S, or its share of
+    its base id's cost where only that is known), and a module
     whose setup is costly stays whole, paying it once. The deal depends only on the collection
     and the file, so the n processes agree on it."""
     shard = os.environ.get("GPULAB_SHARD")
@@ -76,10 +78,19 @@ def _shard(items):
         module = item.nodeid.split("::")[0]
         units.setdefault(module if module in known["modules"] else item.nodeid, []).append(i)
 
+    # a parametrized test the file knows only by its base id (split into cases since): that
+    # cost shared among its cases
+    cases = collections.Counter(item.nodeid.split("[")[0] for item in items)
+
+    def test_cost(nodeid):
+        base = nodeid.split("[")[0]
+        if nodeid in known["tests"] or base not in known["tests"]:
+            return known["tests"].get(nodeid, UNTIMED_TEST_S)
+        return known["tests"][base] / cases[base]
+
     def cost(unit):
         key, members = unit
-        return known["modules"].get(key, 0.0) + sum(
-            known["tests"].get(items[i].nodeid, UNTIMED_TEST_S) for i in members)
+        return known["modules"].get(key, 0.0) + sum(test_cost(items[i].nodeid) for i in members)
     load, mine = [0.0] * n, set()
     for unit in sorted(units.items(), key=cost, reverse=True):  # stable: ties in collection order
         part = load.index(min(load))

@@ -51,6 +51,14 @@ def test_shards_deal_costly_tests_apart_and_keep_a_costly_module_whole(tmp_path)
     parts = [collected(f"{k}/3", {"tests": {t: 100.0 for t in heavy}}) for k in range(3)]
     assert sorted(sum(parts, [])) == sorted(every)
     assert [sum(t in part for t in heavy) for part in parts] == [1, 1, 0]
+    # a test known by its base id alone (parametrized since): its cases share that cost, so
+    # they spread over the parts as their cost asks; counted as untimed, all would go where the
+    # costly test is not
+    base = "tests/core/test_registry.py::test_id_ranges_by_backend"
+    cases = [t for t in every if t.split("[")[0] == base]
+    parts = [collected(f"{k}/3", {"tests": {base: 300.0, heavy[0]: 100.0}}) for k in range(3)]
+    with_heavy = next(part for part in parts if heavy[0] in part)
+    assert 2 <= len(set(cases) & set(with_heavy)) <= 5, with_heavy
     module = registry[0].split("::")[0]
     parts = [collected(f"{k}/3", {"modules": {module: 50.0}}) for k in range(3)]
     assert sorted(sum(parts, [])) == sorted(every)

@@ -251,8 +251,14 @@ def test_compact_of_an_nd_array_flattens_like_boolean_indexing():
 COMPACT_EMULATOR, needs_toolchain = emulator("compact.py")
 
 
+# The emulations run as parts (their suites dealt out by index), so that the suite's shards can
+# spread a run that took 210-340 s as one test.
+EMULATION_PARTS = [f"{k}/4" for k in range(4)]
+
+
 @needs_toolchain
-def test_staged_compaction_kernel_emulated_on_the_cpu():
+@pytest.mark.parametrize("part", EMULATION_PARTS)
+def test_staged_compaction_kernel_emulated_on_the_cpu(part):
     """compact_staged's and counted_staged's own source (variants 3 and 4 of compact and nonzero;
     variant 4's tile counts scanned on the host), run on the CPU by
     tools/emulate/compact.py (a std::thread per CUDA thread, warps' collectives and the block's
@@ -260,25 +266,28 @@ def test_staged_compaction_kernel_emulated_on_the_cpu():
     look-back meets unfinished predecessors): every dtype, with a mask, without (NaN kept, -0.0 dropped) and nonzero; 1 to
     3 tiles + 1 elements; nothing, everything, one element or a random share kept; x, the mask
     and the result on and off 16-byte boundaries; the result exact and nothing past it written."""
-    done = subprocess.run([sys.executable, COMPACT_EMULATOR, "--quick"], capture_output=True,
-                          text=True, timeout=900)
+    done = subprocess.run([sys.executable, COMPACT_EMULATOR, "--quick", "--part", part],
+                          capture_output=True, text=True, timeout=900)
     assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
+    assert done.stdout.count(": ok") == 2, done.stdout  # two of the eight suites a part
 
 
 SCAN_EMULATOR, _ = emulator("scan.py")
 
 
 @needs_toolchain
-def test_lookback_kernel_emulated_on_the_cpu():
+@pytest.mark.parametrize("part", EMULATION_PARTS)
+def test_lookback_kernel_emulated_on_the_cpu(part):
     """Scan variant 5's own source (decoupled_lookback on its shape: 256 x 9 where input and
     accumulator are 4 bytes, 256 x 6 for int32 sums into int64, 256 x 4 otherwise), run on the CPU by tools/emulate/scan.py, with the
     tile copied in bulk by thread 0 (sm_90) and by each thread (sm_80): 3 blocks at once, some
     claims of a tile id stalled; float32/float64/int32/int64, int32 sums into int64, sum/max/min,
     inclusive and exclusive, 1 element to 50 tiles, x and y on and off 16-byte boundaries; exact,
     or within the float bound for sums of random floats, and nothing past y written."""
-    done = subprocess.run([sys.executable, SCAN_EMULATOR, "--quick"], capture_output=True,
-                          text=True, timeout=900)
+    done = subprocess.run([sys.executable, SCAN_EMULATOR, "--quick", "--part", part],
+                          capture_output=True, text=True, timeout=900)
     assert done.returncode == 0 and "all ok" in done.stdout, done.stdout[-2000:] + done.stderr
+    assert done.stdout.count(" ok (tile") == 6, done.stdout  # 3 of 12 suites, both copies
 
 
 def test_the_scan_side_by_side_probe_refuses_what_it_cannot_build(capsys):

@@ -7,7 +7,9 @@ nothing, everything, one element or a random share, with x, the mask and the res
 scan, staging and write-out for machines without a GPU. Needs g++ (C++20) and the CUDA headers;
 exits non-zero when a result is wrong.
 
-    python3 tools/emulate/compact.py [--quick] [compact.cu]
+    python3 tools/emulate/compact.py [--quick] [--part K/N] [compact.cu]
+
+--part K/N: only the suites (a variant and a dtype each, 8 in all) whose index is K modulo N.
 """
 
 import os
@@ -33,10 +35,9 @@ def kernel_source(path=KERNEL):
 
 
 def main(*args):
-    quick = "--quick" in args
-    paths = [a for a in args if a != "--quick"]
+    quick, part, paths = host_toolchain.emulator_args(args)
     return host_toolchain.build_and_run("compact_host.cpp", kernel_source(*paths),
-                                        ["quick"] if quick else [], timeout=900)
+                                        (["quick"] if quick else []) + part, timeout=900)
 
 
 if __name__ == "__main__":

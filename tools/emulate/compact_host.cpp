@@ -200,21 +200,36 @@ int suite(std::mt19937 &rng, bool quick) {
   return failed;
 }
 
+// argv: "quick" (the sizes up to 3 tiles + 1) and "part=K/N" (only the suites whose index is K
+// modulo N, so that a test can run the eight suites as N processes); each suite seeds its own
+// generator, so a suite's inputs are the same whichever part runs it.
 int main(int argc, char **argv) {
-  const bool quick = argc > 1;
-  std::mt19937 rng(11);
-  int failed = 0;
+  bool quick = false;
+  int part = 0, parts = 1;
+  for (int a = 1; a < argc; ++a) {
+    if (!strcmp(argv[a], "quick"))
+      quick = true;
+    else if (sscanf(argv[a], "part=%d/%d", &part, &parts) != 2 || parts < 1 || part < 0 ||
+             part >= parts) {
+      fprintf(stderr, "compact_host: arguments are quick and part=K/N (0 <= K < N), not %s\n",
+              argv[a]);
+      return 2;
+    }
+  }
+  const char *names[] = {"float32", "float64", "int32", "int64"};
+  int failed = 0, index = 0;
   for (int variant : {3, 4}) {
-    emu_variant = variant;
-    const int f32 = suite<float>(rng, quick);
-    printf("variant %d float32: %s\n", variant, f32 ? "FAILED" : "ok");
-    const int f64 = suite<double>(rng, quick);
-    printf("variant %d float64: %s\n", variant, f64 ? "FAILED" : "ok");
-    const int i32 = suite<int>(rng, quick);
-    printf("variant %d int32: %s\n", variant, i32 ? "FAILED" : "ok");
-    const int i64 = suite<long long>(rng, quick);
-    printf("variant %d int64: %s\n", variant, i64 ? "FAILED" : "ok");
-    failed += f32 + f64 + i32 + i64;
+    for (int type = 0; type < 4; ++type, ++index) {
+      if (index % parts != part) continue;
+      emu_variant = variant;
+      std::mt19937 rng(11 + index);
+      const int f = type == 0   ? suite<float>(rng, quick)
+                    : type == 1 ? suite<double>(rng, quick)
+                    : type == 2 ? suite<int>(rng, quick)
+                                : suite<long long>(rng, quick);
+      printf("variant %d %s: %s\n", variant, names[type], f ? "FAILED" : "ok");
+      failed += f;
+    }
   }
   if (emu_errors) failed++;
   printf("%s\n", failed ? "FAILED" : "all ok");

@@ -57,6 +57,22 @@ def kernel_parts(path, parts):
     return per_block_shared("\n".join(found))
 
 
+def emulator_args(args):
+    """(quick, the host program's part argument as a list, the kernel source paths) of an
+    emulator's command line: [--quick] [--part K/N] [source]."""
+    args = list(args)
+    quick = "--quick" in args
+    args = [a for a in args if a != "--quick"]
+    part = []
+    if "--part" in args:
+        at = args.index("--part")
+        if at + 1 == len(args):
+            sys.exit("--part takes K/N")
+        part = [f"part={args[at + 1]}"]
+        del args[at:at + 2]
+    return quick, part, args
+
+
 def build_and_run(host_cpp, kernel_text, args, timeout, defines=(), files=None):
     """Builds tools/emulate/<host_cpp> with kernel_text as its kernel_gen.inc (C++20, the CUDA
     and libcu++ headers, this tree on the include path, each of defines as -D; files: more

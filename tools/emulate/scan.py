@@ -10,7 +10,10 @@ nothing or only their aggregate. A check of the tile's indexing, copies, scan, l
 stores for machines without a GPU. Needs g++ (C++20) and the CUDA headers; exits non-zero when a
 result is wrong.
 
-    python3 tools/emulate/scan.py [--quick] [shuffle.cu]
+    python3 tools/emulate/scan.py [--quick] [--part K/N] [shuffle.cu]
+
+--part K/N: only the suites (a dtype and an operator each, 12 in all) whose index is K modulo N,
+under both copies.
 """
 
 import os
@@ -33,14 +36,14 @@ def kernel_source(path=KERNEL):
 
 
 def main(*args):
-    quick = "--quick" in args
-    paths = [a for a in args if a != "--quick"]
+    quick, part, paths = host_toolchain.emulator_args(args)
     failed = 0
     for copies, defines in (("bulk copy by thread 0", ()),
                             ("copies by each thread", ("EMU_STAGE_PER_THREAD",))):
         print(f"-- the tile into shared memory: {copies}", flush=True)
         failed |= host_toolchain.build_and_run("scan_host.cpp", kernel_source(*paths),
-                                               ["quick"] if quick else [], timeout=1800,
+                                               (["quick"] if quick else []) + part,
+                                               timeout=1800,
                                                defines=defines)
     return failed
 

@@ -244,24 +244,50 @@ int suite(const char *what, std::mt19937 &rng, bool quick) {
   return failed;
 }
 
+// argv: "quick" (fewer and shorter sizes) and "part=K/N" (only the suites whose index is K
+// modulo N, so that a test can run the twelve suites as N processes); each suite seeds its own
+// generator, so a suite's inputs are the same whichever part runs it.
 int main(int argc, char **argv) {
-  const bool quick = argc > 1;
-  std::mt19937 rng(5);
+  bool quick = false;
+  int part = 0, parts = 1;
+  for (int a = 1; a < argc; ++a) {
+    if (!strcmp(argv[a], "quick"))
+      quick = true;
+    else if (sscanf(argv[a], "part=%d/%d", &part, &parts) != 2 || parts < 1 || part < 0 ||
+             part >= parts) {
+      fprintf(stderr, "scan_host: arguments are quick and part=K/N (0 <= K < N), not %s\n",
+              argv[a]);
+      return 2;
+    }
+  }
   emu_stall_seed =
       static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count() % 5);
-  int failed = 0;
-  failed += suite<glc_scan_sum, float>("float32 sum", rng, quick);
-  failed += suite<glc_scan_max, float>("float32 max", rng, quick);
-  failed += suite<glc_scan_min, float>("float32 min", rng, quick);
-  failed += suite<glc_scan_sum, double>("float64 sum", rng, quick);
-  failed += suite<glc_scan_max, double>("float64 max", rng, quick);
-  failed += suite<glc_scan_min, double>("float64 min", rng, quick);
-  failed += suite<glc_scan_sum, int>("int32 -> int64 sum", rng, quick);
-  failed += suite<glc_scan_max, int>("int32 max", rng, quick);
-  failed += suite<glc_scan_min, int>("int32 min", rng, quick);
-  failed += suite<glc_scan_sum, long long>("int64 sum", rng, quick);
-  failed += suite<glc_scan_max, long long>("int64 max", rng, quick);
-  failed += suite<glc_scan_min, long long>("int64 min", rng, quick);
+  using Suite = int (*)(const char *, std::mt19937 &, bool);
+  const struct {
+    const char *what;
+    Suite run;
+  } suites[] = {
+      {"float32 sum", suite<glc_scan_sum, float>},
+      {"float32 max", suite<glc_scan_max, float>},
+      {"float32 min", suite<glc_scan_min, float>},
+      {"float64 sum", suite<glc_scan_sum, double>},
+      {"float64 max", suite<glc_scan_max, double>},
+      {"float64 min", suite<glc_scan_min, double>},
+      {"int32 -> int64 sum", suite<glc_scan_sum, int>},
+      {"int32 max", suite<glc_scan_max, int>},
+      {"int32 min", suite<glc_scan_min, int>},
+      {"int64 sum", suite<glc_scan_sum, long long>},
+      {"int64 max", suite<glc_scan_max, long long>},
+      {"int64 min", suite<glc_scan_min, long long>},
+  };
+  int failed = 0, index = 0;
+  for (const auto &s : suites) {
+    if (index % parts == part) {
+      std::mt19937 rng(5 + index);
+      failed += s.run(s.what, rng, quick);
+    }
+    ++index;
+  }
   if (emu_errors) failed++;
   printf("%s\n", failed ? "FAILED" : "all ok");
   return failed ? 1 : 0;

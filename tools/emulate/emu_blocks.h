@@ -23,6 +23,24 @@ thread_local dim3 threadIdx, blockIdx;
 dim3 blockDim(256), gridDim;
 std::atomic<long> emu_errors{0};
 
+// The command line of the scan lab's emulations: "quick" (fewer and shorter sizes) and
+// "part=K/N" (only the suites whose index is K modulo N, so that a test can run them as N
+// processes). False, the reason on stderr, for anything else.
+inline bool emu_args(int argc, char **argv, bool *quick, int *part, int *parts) {
+  *quick = false, *part = 0, *parts = 1;
+  for (int a = 1; a < argc; ++a) {
+    if (!strcmp(argv[a], "quick"))
+      *quick = true;
+    else if (sscanf(argv[a], "part=%d/%d", part, parts) != 2 || *parts < 1 || *part < 0 ||
+             *part >= *parts) {
+      fprintf(stderr, "%s: arguments are quick and part=K/N (0 <= K < N), not %s\n", argv[0],
+              argv[a]);
+      return false;
+    }
+  }
+  return true;
+}
+
 constexpr int kEmuBlocks = 3;  // blocks that run at once
 thread_local int emu_slot;     // the running block's slot, 0..kEmuBlocks-1: its shared memory
 

@@ -244,22 +244,11 @@ int suite(const char *what, std::mt19937 &rng, bool quick) {
   return failed;
 }
 
-// argv: "quick" (fewer and shorter sizes) and "part=K/N" (only the suites whose index is K
-// modulo N, so that a test can run the twelve suites as N processes); each suite seeds its own
-// generator, so a suite's inputs are the same whichever part runs it.
+// Each suite seeds its own generator, so a suite's inputs are the same whichever part runs it.
 int main(int argc, char **argv) {
-  bool quick = false;
-  int part = 0, parts = 1;
-  for (int a = 1; a < argc; ++a) {
-    if (!strcmp(argv[a], "quick"))
-      quick = true;
-    else if (sscanf(argv[a], "part=%d/%d", &part, &parts) != 2 || parts < 1 || part < 0 ||
-             part >= parts) {
-      fprintf(stderr, "scan_host: arguments are quick and part=K/N (0 <= K < N), not %s\n",
-              argv[a]);
-      return 2;
-    }
-  }
+  bool quick;
+  int part, parts;
+  if (!emu_args(argc, argv, &quick, &part, &parts)) return 2;
   emu_stall_seed =
       static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count() % 5);
   using Suite = int (*)(const char *, std::mt19937 &, bool);

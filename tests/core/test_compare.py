@@ -165,18 +165,24 @@ def real_runs(variant, n=1 << 12, runs=20, per_run=20):
 
 @pytest.mark.parametrize("backend_index", [0, -1])
 def test_real_cpu_runs_of_a_variant_flag_nothing_and_a_real_slowdown_is_caught(backend_index):
+    """Real runs: a burst of load from the tests beside it (on CI's two cores the kernel
+    emulations run hundreds of threads) can widen the noise past what 20 runs resolve, so a
+    measurement that fails is taken once more; a compare that is wrong fails both."""
     variant = [v.id for v in gl.variants("saxpy") if v.backend == "cpu"][backend_index]
-    runs = real_runs(variant)
-    flags = [(i, j) for i in range(20) for j in range(i + 1, 20)
-             if flagged(compare([runs[i]], [runs[j]]))]
-    assert flags == [], [str(compare([runs[i]], [runs[j]])) for i, j in flags[:2]]
     # the same real noise, 10% slower: ten runs a side pooled are enough. The sides take every
     # other run, so that a machine whose load drifts during the test (on a loaded GPU host the
     # samples moved between 1.2 and 2.0 us) gives both sides the same noise
     pooled = lambda part, scale: dataclasses.replace(
         part[0], samples=[scale * s for r in part for s in r.samples],
         median_ms=scale * float(np.median([s for r in part for s in r.samples])))
-    c = compare([pooled(runs[0::2], 1.0)], [pooled(runs[1::2], 1.10)])
+    for attempt in range(2):
+        runs = real_runs(variant)
+        flags = [(i, j) for i in range(20) for j in range(i + 1, 20)
+                 if flagged(compare([runs[i]], [runs[j]]))]
+        c = compare([pooled(runs[0::2], 1.0)], [pooled(runs[1::2], 1.10)])
+        if not flags and len(c.regressions) == 1:
+            break
+    assert flags == [], [str(compare([runs[i]], [runs[j]])) for i, j in flags[:2]]
     assert len(c.regressions) == 1, str(c)
 
 

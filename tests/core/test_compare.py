@@ -188,7 +188,8 @@ def test_real_cpu_runs_of_a_variant_flag_nothing_and_a_real_slowdown_is_caught(b
         assert flags == [], [str(compare([runs[i]], [runs[j]])) for i, j in flags[:2]]
         q1, q2, q3 = np.percentile([s for r in runs[0::2] for s in r.samples], [25, 50, 75])
         [change] = c.unchanged
-        assert (q3 - q1) / q2 > 0.2 and change.time.low < 0.10 < change.time.high, str(c)
+        assert (q3 - q1) / q2 > 0.2 and change.time.low < 0.10 < change.time.high, (
+            f"missed with an interquartile range of {(q3 - q1) / q2:.0%} of the median\n{c}")
 
 
 def test_a_spike_in_one_or_two_runs_is_not_a_regression():

@@ -44,6 +44,8 @@ def rows():
             out += [(5, {"bodies": b}) for b in (1, 2, 8)]
             out += [(5, {"block": b}) for b in (64, 128)]
             out += [(5, {"bodies": 8, "block": 128})]
+        if v.id == 6:
+            out += [(6, {"bodies": b}) for b in (2, 4)]
     return out
 
 

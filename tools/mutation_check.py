@@ -93,6 +93,17 @@ PLANTS: List[Plant] = [
                "    __syncthreads();\n",
           replace="    for (int t = threadIdx.x; t < nbody_tile; t += blockDim.x) tile[t] = pos[base + t];\n",
           tool="racecheck", driver=("nbody.py", "--only", "2", "--inputs", "device")),
+    Plant("nbody-scaled-missing-syncthreads", "nbody", "missing __syncthreads() after a tile load",
+          "cuda/nbody/accel.cu", after="    nbody_scaled(",
+          find="      tile_e[s] = e;\n    }\n    __syncthreads();\n",
+          replace="      tile_e[s] = e;\n    }\n",
+          tool="racecheck", driver=("nbody.py", "--only", "6", "--inputs", "device")),
+    # Variant 6's i = j term is the rounding error of a x_i, not 0. Left in, a lone body
+    # accelerates itself: no sanitizer sees that, the driver's check against the CPU does.
+    Plant("nbody-scaled-self-term-left-in", "nbody", "the i = j rounding term not taken out",
+          "cuda/nbody/accel.cu", after="    nbody_scaled(",
+          find="    if (tile_i >= t0 && tile_i < t1) {", replace="    if (tile_i < 0) {",
+          tool="result", driver=("nbody.py", "--only", "6", "--inputs", "device")),
     Plant("memory-write-past-end", "memory", "off-by-one global write", "cuda/memory/access.cu",
           find="  id %= n;\n", replace="  id %= n + 1;\n",
           tool="memcheck", driver=("memory.py",)),

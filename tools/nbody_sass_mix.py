@@ -3,7 +3,8 @@
     cuobjdump -sass build/.../cuda_nbody_accel.cu.o > nbody.sass
     python3 tools/nbody_sass_mix.py nbody.sass
 
-For each kernel, the loop that holds the most MUFU.RSQ (one per interaction) is the inner loop:
+For each kernel, the innermost loop that holds the most MUFU.RSQ (one per interaction) is the inner
+loop:
 its instructions divided by its MUFU.RSQ count give the issue slots per interaction, which bound
 the rate: an SM issues 4 warp instructions (128 thread instructions) per clock, and runs 128 FP32
 lanes and 16 MUFU lanes."""
@@ -33,8 +34,10 @@ def kernels(text):
 
 
 def inner_loop(code):
-    """The instructions of the backward-branch loop with the most MUFU.RSQ."""
-    best = []
+    """The instructions of the innermost backward-branch loop with the most MUFU.RSQ (a loop
+    around it, such as variant 6's tile loop, also holds them, and so may the tile's own
+    scaling loop, with fewer)."""
+    loops = []
     for i, (addr, op, args) in enumerate(code):
         if not op.startswith("BRA"):
             continue
@@ -43,14 +46,17 @@ def inner_loop(code):
             continue
         target = int(t.group(1), 16)
         body = [c for c in code if target <= c[0] <= addr]
-        if sum(c[1].startswith("MUFU.RSQ") for c in body) > sum(
-                c[1].startswith("MUFU.RSQ") for c in best):
-            best = body
-    return best
+        if any(c[1].startswith("MUFU.RSQ") for c in body):
+            loops.append((target, addr, body))
+    innermost = [body for lo, hi, body in loops
+                 if not any(lo <= lo2 and hi2 <= hi and (lo2, hi2) != (lo, hi)
+                            for lo2, hi2, _ in loops)]
+    return max(innermost, key=lambda body: sum(c[1].startswith("MUFU.RSQ") for c in body),
+               default=[])
 
 
 def short(name):
-    m = re.search(r"(nbody_(?:naive_unrolled|naive|tiled_soa|tiled|multibody|sum_splits|"
+    m = re.search(r"(nbody_(?:naive_unrolled|naive|tiled_soa|tiled|multibody|scaled|sum_splits|"
                   r"energy_\w+?))(?:ILi(\d+)E(?:Li(\d+)E)?)?E", name)
     if not m:
         return name

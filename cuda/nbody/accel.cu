@@ -5,6 +5,7 @@
 // i = j term is zero (r_j - r_i = 0 and eps2 > 0), and so are the zero-mass padding bodies.
 #include <cuda_runtime.h>
 
+#include <cfloat>
 #include <cstddef>
 #include <initializer_list>
 #include <utility>
@@ -175,6 +176,95 @@ __global__ void __launch_bounds__(v5_max_block, 1)
     dst[first + k * blockDim.x] = make_float4(scale * ax[k], scale * ay[k], scale * az[k], 0.f);
 }
 
+// ---- variant 6: variant 5 with the mass folded into the j body's coordinates ----
+// With a = sign(m) / sqrt|m|, d = a (r_j - r_i) and q = |d|^2 + a^2 eps2 = (|r_j - r_i|^2 + eps2)
+// / |m|, the term m (r_j - r_i) / (|r_j - r_i|^2 + eps2)^(3/2) is d q^(-3/2): the difference is
+// one FFMA on the scaled j body (a x_j - a x_i), and m / r^3 costs 2 FMUL instead of 3. That is
+// 12 instructions an interaction instead of 13. Zero (and denormal) masses get a = 0 and
+// a^2 eps2 = inf, so their term is 0 * 0.
+
+// The scaled j body: a = sign(m) / sqrt|m| and e = a^2 eps2 = eps2 / |m|; NaN masses stay NaN.
+__device__ __forceinline__ void nbody_scale(float m, float eps2, float &a, float &e) {
+  float am = fabsf(m);
+  a = 0.f;
+  e = __int_as_float(0x7f800000);
+  if (!(am < FLT_MIN)) {
+    a = copysignf(1.0f / sqrtf(am), m);
+    e = eps2 / am;
+  }
+}
+
+// Variant 5's blocks, splits and bodies. The tile holds (a x, a, a y, a z) and the tile_e a^2
+// eps2: that order leaves no FFMA of the loop reading three registers of one bank (a and the
+// y component of float4 sit in the same bank otherwise), which ran 4% faster on the H200. The
+// i = j term is not zero here: a x_i rounds, so d is its rounding error. The block whose split
+// holds body i's tile computes that term the same way and takes it back out.
+template <int B, int U>
+__global__ void __launch_bounds__(v5_max_block, 1)
+    nbody_scaled(const float4 *__restrict__ pos, float4 *__restrict__ out, int n_pad, int tiles,
+                 int tiles_per_split, float eps2, float scale) {
+  __shared__ float4 tile[nbody_tile];
+  __shared__ __align__(16) float tile_e[nbody_tile];
+  size_t first = static_cast<size_t>(blockIdx.x) * blockDim.x * B + threadIdx.x;
+  float xi[B], yi[B], zi[B], ax[B], ay[B], az[B];
+#pragma unroll
+  for (int k = 0; k < B; ++k) {
+    float4 b = pos[first + k * blockDim.x];
+    xi[k] = b.x;
+    yi[k] = b.y;
+    zi[k] = b.z;
+    ax[k] = ay[k] = az[k] = 0.f;
+  }
+  int t0 = blockIdx.y * tiles_per_split;
+  int t1 = min(tiles, t0 + tiles_per_split);
+  for (int t = t0; t < t1; ++t) {
+    for (int s = threadIdx.x; s < nbody_tile; s += blockDim.x) {
+      float4 b = pos[static_cast<size_t>(t) * nbody_tile + s];
+      float a, e;
+      nbody_scale(b.w, eps2, a, e);
+      tile[s] = make_float4(a * b.x, a, a * b.y, a * b.z);
+      tile_e[s] = e;
+    }
+    __syncthreads();
+#pragma unroll U
+    for (int j = 0; j < nbody_tile; ++j) {
+      float4 bj = tile[j];
+      float xj = bj.x, aj = bj.y, yj = bj.z, zj = bj.w, ej = tile_e[j];
+#pragma unroll
+      for (int k = 0; k < B; ++k) {
+        float dx = fmaf(-aj, xi[k], xj), dy = fmaf(-aj, yi[k], yj), dz = fmaf(-aj, zi[k], zj);
+        float inv = rsqrt_ftz(fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, ej))));
+        float s = inv * (inv * inv);
+        ax[k] = fmaf(dx, s, ax[k]);
+        ay[k] = fmaf(dy, s, ay[k]);
+        az[k] = fmaf(dz, s, az[k]);
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int k = 0; k < B; ++k) {
+    size_t i = first + k * blockDim.x;
+    int tile_i = static_cast<int>(i / nbody_tile);
+    if (tile_i >= t0 && tile_i < t1) {
+      float4 b = pos[i];
+      float a, e;
+      nbody_scale(b.w, eps2, a, e);
+      float dx = fmaf(-a, b.x, a * b.x), dy = fmaf(-a, b.y, a * b.y), dz = fmaf(-a, b.z, a * b.z);
+      float inv = rsqrt_ftz(fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, e))));
+      float s = inv * (inv * inv);
+      // Rounded product, then difference: a lone body's sum is round(dx s), and this gives 0.
+      ax[k] = __fsub_rn(ax[k], __fmul_rn(dx, s));
+      ay[k] = __fsub_rn(ay[k], __fmul_rn(dy, s));
+      az[k] = __fsub_rn(az[k], __fmul_rn(dz, s));
+    }
+  }
+  float4 *dst = out + static_cast<size_t>(blockIdx.y) * n_pad;
+#pragma unroll
+  for (int k = 0; k < B; ++k)
+    dst[first + k * blockDim.x] = make_float4(scale * ax[k], scale * ay[k], scale * az[k], 0.f);
+}
+
 // acc_i = G * sum over splits s (in order) of partial[s][i].
 __global__ void nbody_sum_splits(const float4 *__restrict__ partial, float4 *__restrict__ acc,
                                  int n_pad, int splits, float G) {
@@ -190,7 +280,7 @@ __global__ void nbody_sum_splits(const float4 *__restrict__ partial, float4 *__r
   acc[i] = make_float4(G * ax, G * ay, G * az, 0.f);
 }
 
-// ---- variant 5's instances: bodies per thread B and j unroll U ----
+// ---- variants 5 and 6's instances: bodies per thread B and j unroll U ----
 using MultibodyKernel = void (*)(const float4 *, float4 *, int, int, int, float, float);
 using ResidentBlocks = int (*)(int block, size_t *blocks);
 
@@ -205,6 +295,11 @@ constexpr MultibodyInstance multibody_instance() {
   return {B, U, nbody_multibody<B, U>, glc_full_wave_blocks<nbody_multibody<B, U>>};
 }
 
+template <int B, int U>
+constexpr MultibodyInstance scaled_instance() {
+  return {B, U, nbody_scaled<B, U>, glc_full_wave_blocks<nbody_scaled<B, U>>};
+}
+
 constexpr MultibodyInstance multibody_instances[] = {
     multibody_instance<1, 1>(), multibody_instance<1, 2>(), multibody_instance<1, 4>(),
     multibody_instance<1, 8>(), multibody_instance<2, 1>(), multibody_instance<2, 2>(),
@@ -214,17 +309,33 @@ constexpr MultibodyInstance multibody_instances[] = {
     multibody_instance<8, 8>(),
 };
 
-const MultibodyInstance *find_multibody(int bodies, int unroll) {
-  for (const MultibodyInstance &m : multibody_instances)
+constexpr MultibodyInstance scaled_instances[] = {
+    scaled_instance<1, 4>(), scaled_instance<1, 8>(), scaled_instance<2, 4>(),
+    scaled_instance<2, 8>(), scaled_instance<4, 4>(), scaled_instance<4, 8>(),
+    scaled_instance<8, 4>(), scaled_instance<8, 8>(),
+};
+
+template <size_t N>
+const MultibodyInstance *find_instance(const MultibodyInstance (&table)[N], int bodies,
+                                       int unroll) {
+  for (const MultibodyInstance &m : table)
     if (m.bodies == bodies && m.unroll == unroll) return &m;
   return nullptr;
 }
 
+const MultibodyInstance *find_multibody(int variant, int bodies, int unroll) {
+  return variant == 6 ? find_instance(scaled_instances, bodies, unroll)
+                      : find_instance(multibody_instances, bodies, unroll);
+}
+
 // Variant 5's defaults, the fastest of benchmarks/nbody_tune.cu's sweep on the H200 at both
 // N = 131072 and 16384 (docs/labs/nbody.md): 8 bodies a thread and 128 threads (the table's
-// defaults), the j loop unrolled 4 times at 8 bodies and 8 times below.
+// defaults), the j loop unrolled 4 times at 8 bodies and 8 times below. Variant 6 unrolls 8 times
+// (4 ran 2% slower on the H200).
 constexpr int v5_default_bodies = 8;
-constexpr int v5_default_unroll(int bodies) { return bodies >= 8 ? 4 : 8; }
+constexpr int v5_default_unroll(int variant, int bodies) {
+  return variant == 6 || bodies < 8 ? 8 : 4;
+}
 constexpr int default_unroll = 4;  // variants 1, 3, 4
 
 // The j split of variant 5: the number of parts s (1 <= s <= tiles, at most max_splits) that
@@ -300,18 +411,19 @@ int launch_unrolled(const NBodyPlan &p, const char *name, unsigned grid, cudaStr
 
 int nbody_plan(int variant, int block, int unroll, int bodies, size_t n, NBodyPlan *plan) {
   const char *call = "glc_nbody(arguments)";
-  if (variant < 0 || variant > 5) return glc_fail(cudaErrorInvalidValue, "glc_nbody(variant)");
-  int max_block = variant == 5 ? v5_max_block : 1024;
+  if (variant < 0 || variant > 6) return glc_fail(cudaErrorInvalidValue, "glc_nbody(variant)");
+  bool multibody = variant == 5 || variant == 6;
+  int max_block = multibody ? v5_max_block : 1024;
   if (block < 32 || block > max_block || (block & (block - 1)) != 0)
     return glc_fail(cudaErrorInvalidValue, "glc_nbody(block)");
   if (n == 0 || n > nbody_max_bodies) return glc_fail(cudaErrorInvalidValue, call);
-  bool unrolled = variant == 1 || variant == 3 || variant == 4 || variant == 5;
-  if (bodies == 0) bodies = variant == 5 ? v5_default_bodies : 1;
+  bool unrolled = variant == 1 || variant == 3 || variant == 4 || multibody;
+  if (bodies == 0) bodies = multibody ? v5_default_bodies : 1;
   if (unroll == 0)
-    unroll = !unrolled ? 1 : variant == 5 ? v5_default_unroll(bodies) : default_unroll;
+    unroll = !unrolled ? 1 : multibody ? v5_default_unroll(variant, bodies) : default_unroll;
   if (!unrolled && unroll != 1) return glc_fail(cudaErrorInvalidValue, "glc_nbody(unroll)");
-  if (variant != 5 && bodies != 1) return glc_fail(cudaErrorInvalidValue, "glc_nbody(bodies)");
-  if (variant == 5 ? !find_multibody(bodies, unroll) : !one_of(unroll, {1, 2, 4, 8, 16}))
+  if (!multibody && bodies != 1) return glc_fail(cudaErrorInvalidValue, "glc_nbody(bodies)");
+  if (multibody ? !find_multibody(variant, bodies, unroll) : !one_of(unroll, {1, 2, 4, 8, 16}))
     return glc_fail(cudaErrorInvalidValue, "glc_nbody(unroll)");
   *plan = NBodyPlan{variant, block, unroll, bodies, n, 0, 1, 4, 1};
   // Both are powers of two, so the larger is a multiple of the other; a tile is a multiple of
@@ -322,10 +434,10 @@ int nbody_plan(int variant, int block, int unroll, int bodies, size_t n, NBodyPl
     plan->body_stride = 1;
     plan->comp_stride = plan->n_pad;
   }
-  if (variant == 5) {
+  if (multibody) {
     int tiles = static_cast<int>(plan->n_pad / nbody_tile);
-    return choose_splits(*find_multibody(bodies, unroll), block, plan->n_pad / block_span, tiles,
-                         &plan->splits);
+    return choose_splits(*find_multibody(variant, bodies, unroll), block, plan->n_pad / block_span,
+                         tiles, &plan->splits);
   }
   return cudaSuccess;
 }
@@ -353,17 +465,18 @@ int nbody_accel_state(const NBodyPlan &p, const float *state, float *acc, float 
     default:
       break;
   }
-  const MultibodyInstance *m = find_multibody(p.bodies, p.unroll);
+  const MultibodyInstance *m = find_multibody(p.variant, p.bodies, p.unroll);
+  const char *name = p.variant == 6 ? "nbody_scaled" : "nbody_multibody";
   int tiles = n_pad / nbody_tile;
   int per_split = (tiles + p.splits - 1) / p.splits;
   dim3 grid2(grid, static_cast<unsigned>(p.splits));
   if (p.splits == 1)
-    return glc_launch(m->kernel, "nbody_multibody", grid2, p.block, stream, pos, acc4, n_pad, tiles,
-                      per_split, eps2, G);
+    return glc_launch(m->kernel, name, grid2, p.block, stream, pos, acc4, n_pad, tiles, per_split,
+                      eps2, G);
   if (partial == nullptr) return glc_fail(cudaErrorInvalidValue, "nbody_accel_state(partial)");
   float4 *partial4 = reinterpret_cast<float4 *>(partial);
-  int code = glc_launch(m->kernel, "nbody_multibody", grid2, p.block, stream, pos, partial4, n_pad,
-                        tiles, per_split, eps2, 1.0f);
+  int code = glc_launch(m->kernel, name, grid2, p.block, stream, pos, partial4, n_pad, tiles,
+                        per_split, eps2, 1.0f);
   if (code != cudaSuccess) return code;
   constexpr int sum_block = 256;
   return glc_launch(nbody_sum_splits, "nbody_sum_splits",

@@ -21,10 +21,10 @@ struct NBodyPlan {
   int variant;
   int block;
   int unroll;
-  int bodies;  // bodies per thread (variant 5; 1 otherwise)
+  int bodies;  // bodies per thread (variants 5 and 6; 1 otherwise)
   size_t n;
   size_t n_pad;  // n rounded up to the i-range of a block and to the tile
-  int splits;    // variant 5: parts of the j range summed by separate blocks (1 otherwise)
+  int splits;    // variants 5, 6: parts of the j range summed by separate blocks (1 otherwise)
   // Where component k of body i sits in the state: k * comp_stride + i * body_stride floats.
   size_t body_stride, comp_stride;
 };
@@ -33,7 +33,7 @@ struct NBodyPlan {
 // or bodies meaning the variant's default. Returns cudaErrorInvalidValue (recorded) if refused.
 int nbody_plan(int variant, int block, int unroll, int bodies, size_t n, NBodyPlan *plan);
 
-// Floats of one state buffer (4 per padded body), and of variant 5's partial sums.
+// Floats of one state buffer (4 per padded body), and of variants 5 and 6's partial sums.
 inline size_t nbody_state_floats(const NBodyPlan &p) { return 4 * p.n_pad; }
 inline size_t nbody_partial_floats(const NBodyPlan &p) {
   return p.splits > 1 ? 4 * p.n_pad * static_cast<size_t>(p.splits) : 0;

@@ -94,7 +94,7 @@ def nbody_accel(pos, mass, eps, G=1.0, variant=None, out=None, stream=None, bloc
     `pos` (N, 3) and `mass` (N,) are float32; `eps` > 0 is the softening length. `variant`:
     None (the best where it runs), an id or a name of ``gl.variants("nbody_accel")``. Tunables,
     each variant accepting those its record lists: `block` (threads per block), `unroll` (j-loop
-    unroll of variants 1, 3, 4), `bodies` (bodies per thread of variant 5). `out`: an (N, 3)
+    unroll of variants 1, 3, 4), `bodies` (bodies per thread of variants 5 and 6). `out`: an (N, 3)
     float32 array where the operands live."""
     return _core.nbody_accel(pos, mass, eps, G, variant, out, stream, block, unroll, bodies)
 

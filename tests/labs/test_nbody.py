@@ -140,13 +140,31 @@ def test_user_stream_and_foreign_arrays(v):
 
 
 @pytest.mark.gpu
-def test_multibody_split_is_bit_identical_run_to_run():
-    """Variant 5 splits the j range over blocks at this N and adds the parts in a fixed order."""
+@pytest.mark.parametrize("variant", [5, 6])
+def test_multibody_split_is_bit_identical_run_to_run(variant):
+    """Variants 5 and 6 split the j range over blocks at this N and add the parts in a fixed
+    order."""
     pos, _, mass = bodies(20000)
     dpos, dmass = gl.to_device(pos), gl.to_device(mass)
-    runs = [gl.nbody_accel(dpos, dmass, EPS, variant=5).get() for _ in range(3)]
+    runs = [gl.nbody_accel(dpos, dmass, EPS, variant=variant).get() for _ in range(3)]
     assert all(r.tobytes() == runs[0].tobytes() for r in runs[1:])
     assert_nbody_close(runs[0], pos, mass, EPS)
+
+
+@pytest.mark.parametrize("v", ALL)
+def test_lone_body_feels_nothing_and_masses_of_any_sign(v):
+    """A lone body feels no force wherever it sits: variant 6's i = j term is the rounding error
+    of its scaled position, which it takes back out exactly. Zero and negative masses follow the
+    reference (variant 6 scales by sign(m) / sqrt|m|)."""
+    for where in ([0.0, 0.0, 0.0], [1e3, -2.5, 0.3], [-7.25e-3, 4e4, 1.0]):
+        got = gl.nbody_accel(np.array([where], np.float32), np.array([0.37], np.float32), EPS,
+                             variant=v.id)
+        assert (got == 0).all(), f"a lone body at {where} got {got}"
+    pos, _, mass = bodies(1000)
+    mass = mass.copy()
+    mass[::7] = 0
+    mass[3::11] *= -1
+    assert_nbody_close(gl.nbody_accel(pos, mass, EPS, variant=v.id), pos, mass, EPS)
 
 
 @pytest.mark.parametrize("v", ALL)

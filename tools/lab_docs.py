@@ -49,8 +49,8 @@ LAB_INFO = {
                        "vectors; a 2-D launch."),
     "reduce": ("Reduce", "Harris's seven reductions, atomics, shuffles and a single pass that "
                          "reaches the copy rate; dot and norm2."),
-    "nbody": ("N-body", "All-pairs gravity, compute-bound: shared-memory tiles, unrolling, SoA "
-                        "and several bodies per thread."),
+    "nbody": ("N-body", "All-pairs gravity, compute-bound: shared-memory tiles, unrolling, SoA, "
+                        "several bodies per thread and the mass in the coordinates."),
     "memory": ("Memory", "Where the bytes go: host-device paths, coalescing, the cache "
                          "staircase, bank conflicts, constant memory."),
     "streams": ("Streams", "What streams, events and graphs buy: copy/compute overlap, "

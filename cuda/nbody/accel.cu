@@ -2,7 +2,8 @@
 // computes, for each body i of the padded state,
 //   acc_i = G * sum_j m_j (r_j - r_i) / (|r_j - r_i|^2 + eps2)^(3/2)
 // summing j in increasing order within each thread, so that each variant is deterministic. The
-// i = j term is zero (r_j - r_i = 0 and eps2 > 0), and so are the zero-mass padding bodies.
+// i = j term is zero (r_j - r_i = 0 and eps2 > 0; variant 6 takes its own back out), and so are
+// the zero-mass padding bodies.
 #include <cuda_runtime.h>
 
 #include <cfloat>
@@ -204,10 +205,11 @@ __device__ __forceinline__ void nbody_scale(float m, float eps2, float &a, float
 }
 
 // Variant 5's blocks, splits and bodies. The tile holds (a x, a, a y, a z) and the tile_e a^2
-// eps2: that order leaves no FFMA of the loop reading three registers of one bank (a and the
-// y component of float4 sit in the same bank otherwise), which ran 4% faster on the H200. The
-// i = j term is not zero here: a x_i rounds, so d is its rounding error. The block whose split
-// holds body i's tile computes that term the same way and takes it back out.
+// eps2. In this order ptxas leaves no FFMA of the loop reading three registers of one bank; in
+// (a x, a y, a z, a) it left 0.6 an interaction (a and a y share a bank, and often y_i too) and
+// ran 4% slower on the H200 (docs/labs/nbody.md). The i = j term is not zero here: a x_i
+// rounds, so d is its rounding error. The block whose split holds body i's tile computes that
+// term the same way and takes it back out.
 template <int B, int U>
 __global__ void __launch_bounds__(v5_max_block, 1)
     nbody_scaled(const float4 *__restrict__ pos, float4 *__restrict__ out, int n_pad, int tiles,

@@ -3,11 +3,10 @@
     cuobjdump -sass build/.../cuda_nbody_accel.cu.o > nbody.sass
     python3 tools/nbody_sass_mix.py nbody.sass
 
-For each kernel, the innermost loop that holds the most MUFU.RSQ (one per interaction) is the inner
-loop:
-its instructions divided by its MUFU.RSQ count give the issue slots per interaction, which bound
-the rate: an SM issues 4 warp instructions (128 thread instructions) per clock, and runs 128 FP32
-lanes and 16 MUFU lanes."""
+For each kernel, the innermost loop that holds the most MUFU.RSQ (one per interaction) is the
+inner loop: its instructions divided by its MUFU.RSQ count give the issue slots per interaction,
+which bound the rate: an SM issues 4 warp instructions (128 thread instructions) per clock, and
+runs 128 FP32 lanes and 16 MUFU lanes."""
 
 import re
 import sys

@@ -193,6 +193,18 @@ __global__ void __launch_bounds__(v5_max_block, 1)
 // 12 instructions an interaction instead of 13. Zero (and denormal) masses get a = 0 and
 // a^2 eps2 = inf, so their term is 0 * 0.
 
+// One interaction on the scaled j body (a x_j, a, a y_j, a z_j, e): d = a (r_j - r_i) and
+// s = q^(-3/2); the term is d s. The loop and the i = j term both use it, so they agree bitwise.
+__device__ __forceinline__ float scaled_term(float xj, float aj, float yj, float zj, float ej,
+                                             float xi, float yi, float zi, float &dx, float &dy,
+                                             float &dz) {
+  dx = fmaf(-aj, xi, xj);
+  dy = fmaf(-aj, yi, yj);
+  dz = fmaf(-aj, zi, zj);
+  float inv = rsqrt_ftz(fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, ej))));
+  return inv * (inv * inv);
+}
+
 // The scaled j body: a = sign(m) / sqrt|m| and e = a^2 eps2 = eps2 / |m|; NaN masses stay NaN.
 __device__ __forceinline__ void nbody_scale(float m, float eps2, float &a, float &e) {
   float am = fabsf(m);
@@ -236,9 +248,8 @@ __global__ void __launch_bounds__(v5_max_block, 1)
       float xj = bj.x, aj = bj.y, yj = bj.z, zj = bj.w, ej = tile_e[j];
 #pragma unroll
       for (int k = 0; k < B; ++k) {
-        float dx = fmaf(-aj, xi[k], xj), dy = fmaf(-aj, yi[k], yj), dz = fmaf(-aj, zi[k], zj);
-        float inv = rsqrt_ftz(fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, ej))));
-        float s = inv * (inv * inv);
+        float dx, dy, dz;
+        float s = scaled_term(xj, aj, yj, zj, ej, xi[k], yi[k], zi[k], dx, dy, dz);
         ax[k] = fmaf(dx, s, ax[k]);
         ay[k] = fmaf(dy, s, ay[k]);
         az[k] = fmaf(dz, s, az[k]);
@@ -254,9 +265,8 @@ __global__ void __launch_bounds__(v5_max_block, 1)
       float4 b = pos[i];
       float a, e;
       nbody_scale(b.w, eps2, a, e);
-      float dx = fmaf(-a, b.x, a * b.x), dy = fmaf(-a, b.y, a * b.y), dz = fmaf(-a, b.z, a * b.z);
-      float inv = rsqrt_ftz(fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, e))));
-      float s = inv * (inv * inv);
+      float dx, dy, dz;
+      float s = scaled_term(a * b.x, a, a * b.y, a * b.z, e, b.x, b.y, b.z, dx, dy, dz);
       // Rounded product, then difference: a lone body's sum is round(dx s), and this gives 0.
       ax[k] = __fsub_rn(ax[k], __fmul_rn(dx, s));
       ay[k] = __fsub_rn(ay[k], __fmul_rn(dy, s));

@@ -3,10 +3,11 @@
     cuobjdump -sass build/.../cuda_nbody_accel.cu.o > nbody.sass
     python3 tools/nbody_sass_mix.py nbody.sass
 
-For each kernel, the innermost loop that holds the most MUFU.RSQ (one per interaction) is the
-inner loop: its instructions divided by its MUFU.RSQ count give the issue slots per interaction,
-which bound the rate: an SM issues 4 warp instructions (128 thread instructions) per clock, and
-runs 128 FP32 lanes and 16 MUFU lanes."""
+For each kernel, the innermost loop that holds the most MUFU.RSQ (one per interaction; one per
+pair, two interactions, in variant 7's nbody_pairs) is the inner loop: its instructions divided
+by its interactions give the issue slots per interaction, which bound the rate: an SM issues 4
+warp instructions (128 thread instructions) per clock, and runs 128 FP32 lanes and 16 MUFU
+lanes."""
 
 import re
 import sys
@@ -55,7 +56,7 @@ def inner_loop(code):
 
 
 def short(name):
-    m = re.search(r"(nbody_(?:naive_unrolled|naive|tiled_soa|tiled|multibody|scaled|sum_splits|"
+    m = re.search(r"(nbody_(?:naive_unrolled|naive|tiled_soa|tiled|multibody|scaled|pairs|sum_splits|"
                   r"energy_\w+?))(?:ILi(\d+)E(?:Li(\d+)E)?)?E", name)
     if not m:
         return name
@@ -63,7 +64,12 @@ def short(name):
     return m.group(1) + (f"<{','.join(args)}>" if args else "")
 
 
-KEYS = ["FFMA", "FMUL", "FADD", "MUFU.RSQ", "LDS", "LDG", "other"]
+KEYS = ["FFMA", "FMUL", "FADD", "MUFU.RSQ", "LDS", "LDG", "SHFL", "other"]
+
+
+def interactions_per_rsqrt(name):
+    """2 for nbody_pairs, whose rsqrt serves both bodies of a pair; 1 for the others."""
+    return 2 if "nbody_pairs" in name else 1
 
 
 def mix(body):
@@ -84,10 +90,11 @@ def main(path):
         rsq = sum(op.startswith("MUFU.RSQ") for _, op, _ in body)
         if not rsq:
             continue
+        inter = rsq * interactions_per_rsqrt(name)
         c = mix(body)
-        per = [c[k] / rsq for k in KEYS]
-        print(f"{short(name):34s} {rsq:5d} " + " ".join(f"{p:8.2f}" for p in per)
-              + f" {len(body) / rsq:8.2f}")
+        per = [c[k] / inter for k in KEYS]
+        print(f"{short(name):34s} {inter:5d} " + " ".join(f"{p:8.2f}" for p in per)
+              + f" {len(body) / inter:8.2f}")
 
 
 if __name__ == "__main__":

@@ -14,11 +14,13 @@ extern "C" {
  * where the i = j term vanishes because eps2 > 0 (a positive normal float). pos and acc are
  * n x 3 row-major, mass is n; all float32, 1 <= n <= 2^24 (n = 0 does nothing).
  * variant 0 naive AoS, 1 naive + unrolled j loop, 2 shared-memory tiles, 3 tiles + unroll,
- * 4 tiles on an SoA layout, 5 several bodies per thread, 6 variant 5 on mass-scaled coordinates.
- * block: threads per block (powers of two, 32..1024; variants 5 and 6 32..256). unroll: the j-loop
- * unroll of variants 1, 3, 4 (1..16), 5 (1..8) and 6 (4, 8), 0 for the variant's default, 1 for
- * the others. bodies: bodies per thread of variants 5 and 6 (1, 2, 4, 8), 0 for the default, 1
- * for the others. Asynchronous on stream. */
+ * 4 tiles on an SoA layout, 5 several bodies per thread, 6 variant 5 on mass-scaled coordinates,
+ * 7 each pair once (both bodies' sums from one interaction).
+ * block: threads per block (powers of two, 32..1024; variants 5 and 6 32..256; variant 7 takes 0
+ * and picks its own). unroll: the j-loop unroll of variants 1, 3, 4 (1..16), 5 (1..8) and 6 (4,
+ * 8), 0 for the variant's default, 1 for variants 0 and 2, 0 for 7. bodies: bodies per thread of
+ * variants 5 and 6 (1, 2, 4, 8), 0 for the default, 1 for variants 0-4, 0 for 7. Asynchronous on
+ * stream. */
 GLC_API int glc_nbody_accel(int variant, int block, int unroll, int bodies, size_t n,
                             const float *pos, const float *mass, float eps2, float G, float *acc,
                             glc_stream stream);

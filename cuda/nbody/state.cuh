@@ -24,19 +24,20 @@ struct NBodyPlan {
   int bodies;  // bodies per thread (variants 5 and 6; 1 otherwise)
   size_t n;
   size_t n_pad;  // n rounded up to the i-range of a block and to the tile
-  int splits;    // variants 5, 6: parts of the j range summed by separate blocks (1 otherwise)
+  int splits;    // variants 5, 6: parts of the j range summed by separate blocks; 7: bands; else 1
   // Where component k of body i sits in the state: k * comp_stride + i * body_stride floats.
   size_t body_stride, comp_stride;
+  int band_chunks;  // variant 7: chunks of 256 bodies a band (its bands are `splits`)
 };
 
 // Checks the arguments (variant, block, unroll, bodies, n) and fills *plan, with 0 for unroll
 // or bodies meaning the variant's default. Returns cudaErrorInvalidValue (recorded) if refused.
 int nbody_plan(int variant, int block, int unroll, int bodies, size_t n, NBodyPlan *plan);
 
-// Floats of one state buffer (4 per padded body), and of variants 5 and 6's partial sums.
+// Floats of one state buffer (4 per padded body), and of variants 5, 6 and 7's partial sums.
 inline size_t nbody_state_floats(const NBodyPlan &p) { return 4 * p.n_pad; }
 inline size_t nbody_partial_floats(const NBodyPlan &p) {
-  return p.splits > 1 ? 4 * p.n_pad * static_cast<size_t>(p.splits) : 0;
+  return p.splits > 1 || p.variant == 7 ? 4 * p.n_pad * static_cast<size_t>(p.splits) : 0;
 }
 
 // acc = G * softened all-pairs acceleration of the bodies in state (same layout as the state;

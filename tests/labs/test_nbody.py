@@ -140,15 +140,57 @@ def test_user_stream_and_foreign_arrays(v):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("variant", [5, 6])
+@pytest.mark.parametrize("variant", [5, 6, 7])
 def test_multibody_split_is_bit_identical_run_to_run(variant):
     """Variants 5 and 6 split the j range over blocks at this N and add the parts in a fixed
-    order."""
+    order; variant 7's blocks of band pairs add into partial sums in an order its barriers fix."""
     pos, _, mass = bodies(20000)
     dpos, dmass = gl.to_device(pos), gl.to_device(mass)
     runs = [gl.nbody_accel(dpos, dmass, EPS, variant=variant).get() for _ in range(3)]
     assert all(r.tobytes() == runs[0].tobytes() for r in runs[1:])
     assert_nbody_close(runs[0], pos, mass, EPS)
+
+
+def sampled_reference(pos, mass, rows, eps=EPS):
+    """The float64 accelerations of the bodies `rows` only, from all N bodies."""
+    p, m = pos.astype(np.float64), mass.astype(np.float64)
+    out = []
+    for part in np.array_split(rows, max(1, len(rows) // 16)):  # 16 rows: 50 MB at N = 131072
+        d = p[None, :, :] - p[part, None, :]
+        r2 = (d * d).sum(-1) + eps ** 2
+        out.append(((m[None, :] * r2 ** -1.5)[:, :, None] * d).sum(1))
+    return np.concatenate(out)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [16385, 40000, 65536, 131072])
+def test_pairs_once_at_every_band_shape(n):
+    """Variant 7 makes bands of ceil(chunks / 64) chunks of 256 bodies, and blocks of as many
+    warps as divide a band: 16385 bodies make 33 bands of 2 chunks, the last one short (2
+    warps), 40000 make 53 of 3 (1 warp, 3 rounds), 65536 make 64 of 4 (4 warps), 131072 64 of 8
+    (8 warps). Each pair is computed once, so every body's sum must still hold every other body:
+    sampled bodies against float64, all of them against variant 6 (which computes each
+    interaction on its own), and the momentum balance."""
+    pos, _, mass = bodies(n)
+    dpos, dmass = gl.to_device(pos), gl.to_device(mass)
+    got = gl.nbody_accel(dpos, dmass, EPS, variant=7).get()
+    rows = rng_for("nbody-pairs", n).choice(n, 256, replace=False)
+    rows = np.union1d(rows, [0, n - 1])
+    ref = sampled_reference(pos, mass, rows)
+    err = np.linalg.norm(got[rows].astype(np.float64) - ref) / np.linalg.norm(ref)
+    assert err < 1e-5, f"relative L2 error {err:.3g} on sampled bodies at N={n}"
+    other = gl.nbody_accel(dpos, dmass, EPS, variant=6).get().astype(np.float64)
+    assert np.linalg.norm(got - other) < 1e-5 * np.linalg.norm(other)
+    force = mass[:, None].astype(np.float64) * got
+    assert (np.abs(force.sum(0)) <= 1e-5 * np.abs(force).sum(0)).all()
+
+
+@pytest.mark.gpu
+def test_pairs_once_takes_no_tunables():
+    pos, _, mass = bodies(33)
+    for name in ("block", "unroll", "bodies"):
+        with pytest.raises(ValueError, match=f"no '{name}' tunable"):
+            gl.nbody_accel(pos, mass, EPS, variant=7, **{name: 128})
 
 
 @pytest.mark.parametrize("v", ALL)

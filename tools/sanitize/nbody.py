@@ -1,6 +1,7 @@
 """Every n-body kernel: every CUDA variant of nbody_accel with every combination of its tunables,
 at awkward N (one body, at the origin and off it; under, at and over the 256-body tile; variants 5
-and 6's split j range), plus nbody_step and nbody_energy; tools/sanitize/ops.py covers nbody_accel
+and 6's split j range; variant 7's blocks of 2, 1, 4 and 8 warps, with short last bands), plus
+nbody_step and nbody_energy; tools/sanitize/ops.py covers nbody_accel
 at its defaults only. Every result checked against the CPU. See _common.py.
 
     python3 tools/sanitize/nbody.py [--inputs both|device]
@@ -21,6 +22,10 @@ SANITIZE_SHARDS = 2
 OPS_COVERED = ("nbody_accel",)
 
 SIZES = (1, 33, 256, 300)
+# Variant 7's band shapes (bands of ceil(chunks / 64) chunks of 256 bodies; as many warps as
+# divide a band): 2 warps and a last band of 1 chunk; 1 warp, 3 rounds; 4 warps; 8 warps, short
+# last band.
+PAIR_SIZES = (16385, 40000, 65536, 114689)
 EPS = 0.05
 
 
@@ -77,6 +82,14 @@ def main():
         if not np.isclose(e, k + u, rtol=1e-6):
             sys.exit(f"energy mismatch at n={n}")
         calls += 2
+    if wanted(args, "7"):
+        for n in PAIR_SIZES:
+            pos, _, mass = gl.plummer(n, seed=n)
+            ref = gl.nbody_accel(pos, mass, EPS, variant=102)
+            got = gl.nbody_accel(gl.to_device(pos), gl.to_device(mass), EPS, variant=7)
+            settle()
+            close(got.get(), ref, f"7 {n} device")
+            calls += 1
     gl.synchronize()
     done("sanitize/nbody", calls)
 

@@ -110,11 +110,13 @@ PLANTS: List[Plant] = [
           find="    if (rows_first + i < static_cast<size_t>(n_pad))",
           replace="    if (rows_first + i <= static_cast<size_t>(n_pad))",
           tool="memcheck", driver=("nbody.py", "--only", "7", "--inputs", "device")),
-    Plant("nbody-pairs-rows-not-zeroed", "nbody", "row sums added to memory never written",
+    # initcheck misses this one (the pool's memory was written by earlier calls); nbody_step
+    # evaluates the accelerations several times into one buffer, and the sums pile up.
+    Plant("nbody-pairs-rows-not-zeroed", "nbody", "row sums added to an unzeroed slot",
           "cuda/nbody/accel.cu", after="    nbody_pairs(",
           find="      row_slot[rows_first + i] = make_float4(0.f, 0.f, 0.f, 0.f);",
           replace="      (void)row_slot;",
-          tool="initcheck", driver=("nbody.py", "--only", "7", "--inputs", "device")),
+          tool="result", driver=("nbody.py", "--only", "7", "--inputs", "device")),
     # Pairs of a diagonal block taken both ways, and the row bodies' sums dropped: the results
     # are wrong, which no sanitizer sees and the driver's check against the CPU does.
     Plant("nbody-pairs-diagonal-twice", "nbody", "the pairs of a diagonal block counted twice",

@@ -50,7 +50,7 @@ LAB_INFO = {
     "reduce": ("Reduce", "Harris's seven reductions, atomics, shuffles and a single pass that "
                          "reaches the copy rate; dot and norm2."),
     "nbody": ("N-body", "All-pairs gravity, compute-bound: shared-memory tiles, unrolling, SoA, "
-                        "several bodies per thread and the mass in the coordinates."),
+                        "several bodies per thread, the mass in the coordinates, each pair once."),
     "memory": ("Memory", "Where the bytes go: host-device paths, coalescing, the cache "
                          "staircase, bank conflicts, constant memory."),
     "streams": ("Streams", "What streams, events and graphs buy: copy/compute overlap, "

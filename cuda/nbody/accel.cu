@@ -568,10 +568,11 @@ int launch_unrolled(const NBodyPlan &p, const char *name, unsigned grid, cudaStr
 
 // Variant 7's shape: at most pair_max_bands bands (M (M + 1) / 2 blocks: 2080 at 64, about 8
 // waves of 2 blocks of 8 warps an SM on the H200) and at most pair_max_partial_bytes of partial
-// sums, which leaves 32 bands at 2^23 bodies and 16 at 2^24. Blocks have as many warps (up to 8)
-// as divide the chunks of a band, so that no warp waits out a batch.
+// sums (1 KiB a body at 64 bands), which leaves 32 bands at 2^24 bodies: 528 blocks, still two
+// waves (16 would make 136, one block on most SMs and two on four). Blocks have as many warps
+// (up to 8) as divide the chunks of a band, so that no warp waits out a batch.
 constexpr size_t pair_max_bands = 64;
-constexpr size_t pair_max_partial_bytes = size_t{1} << 32;
+constexpr size_t pair_max_partial_bytes = size_t{1} << 33;
 
 int pair_plan(int block, int unroll, int bodies, size_t n, NBodyPlan *plan) {
   if (block != 0) return glc_fail(cudaErrorInvalidValue, "glc_nbody(block)");

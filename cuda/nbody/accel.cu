@@ -316,6 +316,17 @@ struct PairColumns {
   float ax[pair_lane_bodies], ay[pair_lane_bodies], az[pair_lane_bodies];
 };
 
+// d = r_j - r_k for row body j and column body k, and (|d|^2 + eps2)^(-3/2): what the two
+// terms of a pair share.
+__device__ __forceinline__ float pair_inv3(float xj, float yj, float zj, const PairColumns &c,
+                                           int k, float eps2, float &dx, float &dy, float &dz) {
+  dx = xj - c.x[k];
+  dy = yj - c.y[k];
+  dz = zj - c.z[k];
+  float inv = rsqrt_ftz(fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, eps2))));
+  return inv * (inv * inv);
+}
+
 // Every pair between row chunk p and the warp's column chunk, both sums; slot[b] += row b's sum.
 __device__ __forceinline__ void pair_rows(const float4 *__restrict__ pos, float4 *__restrict__ slot,
                                           int p, int lane, PairColumns &c, float eps2) {
@@ -329,9 +340,8 @@ __device__ __forceinline__ void pair_rows(const float4 *__restrict__ pos, float4
     for (int step = 0; step < 32; ++step) {
 #pragma unroll
       for (int k = 0; k < pair_lane_bodies; ++k) {
-        float dx = xj - c.x[k], dy = yj - c.y[k], dz = zj - c.z[k];
-        float inv = rsqrt_ftz(fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, eps2))));
-        float inv3 = inv * (inv * inv);
+        float dx, dy, dz;
+        float inv3 = pair_inv3(xj, yj, zj, c, k, eps2, dx, dy, dz);
         float on_column = mj * inv3, on_row = c.m[k] * inv3;
         c.ax[k] = fmaf(on_column, dx, c.ax[k]);
         c.ay[k] = fmaf(on_column, dy, c.ay[k]);
@@ -363,9 +373,8 @@ __device__ __forceinline__ void pair_own_chunk(const float4 *__restrict__ pos, i
     for (int step = 0; step < 32; ++step) {
 #pragma unroll
       for (int k = 0; k < pair_lane_bodies; ++k) {
-        float dx = xj - c.x[k], dy = yj - c.y[k], dz = zj - c.z[k];
-        float inv = rsqrt_ftz(fmaf(dx, dx, fmaf(dy, dy, fmaf(dz, dz, eps2))));
-        float on_column = mj * (inv * (inv * inv));
+        float dx, dy, dz;
+        float on_column = mj * pair_inv3(xj, yj, zj, c, k, eps2, dx, dy, dz);
         c.ax[k] = fmaf(on_column, dx, c.ax[k]);
         c.ay[k] = fmaf(on_column, dy, c.ay[k]);
         c.az[k] = fmaf(on_column, dz, c.az[k]);

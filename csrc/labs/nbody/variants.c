@@ -79,7 +79,7 @@ static const gl_variant nbody_variants[] = {
      .name = "pairs_once",
      .backend = GL_BACKEND_CUDA,
      .summary = "Each pair once: one interaction gives both bodies' terms (Newton's third law), "
-                "8.9 instructions an interaction; a warp's row bodies circulate by shuffles, "
+                "9.2 instructions an interaction; a warp's row bodies circulate by shuffles, "
                 "carrying their sums, and blocks of band pairs add into partial sums in order.",
      .seed = "H200: half the rsqrt; this lab's own",
      .kernels = "nbody_pack nbody_pairs nbody_sum_splits nbody_unpack",

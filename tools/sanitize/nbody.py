@@ -1,8 +1,8 @@
 """Every n-body kernel: every CUDA variant of nbody_accel with every combination of its tunables,
 at awkward N (one body, at the origin and off it; under, at and over the 256-body tile; variants 5
 and 6's split j range; variant 7's blocks of 2, 1, 4 and 8 warps, with short last bands), plus
-nbody_step and nbody_energy; tools/sanitize/ops.py covers nbody_accel
-at its defaults only. Every result checked against the CPU. See _common.py.
+nbody_step and nbody_energy; tools/sanitize/ops.py leaves nbody_accel to
+this driver (OPS_COVERED). Every result checked against the CPU. See _common.py.
 
     python3 tools/sanitize/nbody.py [--inputs both|device]
 """
